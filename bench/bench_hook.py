@@ -1,0 +1,113 @@
+"""Hook latency and memory on a 2,000-node sidecar, as ratios to a bare interpreter.
+
+    python bench/bench_hook.py [--nodes 2000] [--runs 30]
+
+Prints the median wall time of ``rgraph-hook user-prompt-submit`` and ``post-tool-use``
+against ``python -c pass`` run by the same interpreter in the same run (target: ≤ 3×),
+their peak RSS (target: < 40 MB), and in-process gate and render times (targets: gate
+< 1 ms per event, render of 2,000 nodes < 10 ms). Not part of CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from rolling_graph.config import load_settings  # noqa: E402
+from rolling_graph.model import DOMAINS, KINDS, VERBS, edge_key, make_edge, make_node, utcnow  # noqa: E402
+from rolling_graph.sidecar import SidecarStore  # noqa: E402
+
+
+def build_graph(home: Path, sid: str, n_nodes: int, seed: int = 7) -> None:
+    """A synthetic session graph with ``n_nodes`` nodes and ~1.5 edges per node."""
+    rng = random.Random(seed)
+    now = utcnow()
+    settings = load_settings({"ROLLING_GRAPH_HOME": str(home)})
+    store = SidecarStore(settings)
+    ops = []
+    ids = []
+    for i in range(n_nodes):
+        label = f"{rng.choice(['parser', 'queue', 'worker', 'Render', 'billing', 'auth'])} concept {i}"
+        node = make_node(label, rng.choice(DOMAINS), rng.choice(KINDS), now=now, weight=round(rng.random(), 3))
+        ids.append(node["id"])
+        ops.append({"op": "add", "path": f"/nodes/{node['id']}", "value": node})
+    for _ in range(int(n_nodes * 1.5)):
+        s, t = rng.sample(ids, 2)
+        verb = rng.choice(VERBS)
+        ops.append({"op": "add", "path": f"/edges/{edge_key(s, verb, t)}", "value": make_edge(s, verb, t, round(rng.random(), 3), now=now)})
+    store.apply_ops(sid, ops, kind="seed", rationale="benchmark graph")
+
+
+def _run(cmd: list[str], stdin: bytes, env: dict[str, str]) -> tuple[float, int]:
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    proc.stdin.write(stdin)  # type: ignore[union-attr]
+    proc.stdin.close()  # type: ignore[union-attr]
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return time.perf_counter() - t0, usage.ru_maxrss  # KiB on Linux
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nodes", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=30)
+    args = parser.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="rgraph-bench-"))
+    sid = "bench-session"
+    build_graph(home, sid, args.nodes)
+    hook = str(Path(sys.executable).with_name("rgraph-hook"))
+    env = dict(os.environ, ROLLING_GRAPH_HOME=str(home), ROLLING_GRAPH_PROBE="offline", ROLLING_GRAPH_WARM="off")
+    prompt = json.dumps({"session_id": sid, "cwd": "/tmp", "hook_event_name": "UserPromptSubmit", "prompt": "How does the parser concept 12 relate to the queue?"}).encode()
+    tool = json.dumps({"session_id": sid, "cwd": "/tmp", "hook_event_name": "PostToolUse", "tool_name": "Read", "tool_input": {"file_path": "/tmp/src/app.py"}, "tool_response": {"file": {"content": "x"}}}).encode()
+    cases = {
+        "python -c pass": ([sys.executable, "-c", "pass"], b""),
+        "user-prompt-submit": ([hook, "user-prompt-submit"], prompt),
+        "post-tool-use": ([hook, "post-tool-use"], tool),
+    }
+    results: dict[str, list[tuple[float, int]]] = {k: [] for k in cases}
+    for _ in range(args.runs):  # interleaved, so load on the machine hits every case alike
+        for name, (cmd, stdin) in cases.items():
+            results[name].append(_run(cmd, stdin, env))
+    base = statistics.median(t for t, _ in results["python -c pass"])
+    print(f"sidecar: {args.nodes} nodes, {(home / 'sessions' / f'{sid}.graph.json').stat().st_size // 1024} KiB; {args.runs} runs each")
+    print(f"{'case':22} {'median ms':>10} {'ratio':>7} {'peak RSS MB':>12}")
+    for name, rows in results.items():
+        med = statistics.median(t for t, _ in rows)
+        rss = max(r for _, r in rows) / 1024
+        print(f"{name:22} {med * 1000:10.1f} {med / base:7.2f} {rss:12.1f}")
+
+    # In-process: gate per event and render of the whole graph.
+    from rolling_graph import gate
+    from rolling_graph.events import event_from_payload
+    from rolling_graph.render import render_lod
+
+    settings = load_settings({"ROLLING_GRAPH_HOME": str(home)})
+    doc = SidecarStore(settings).load(sid)
+    payload = json.loads(prompt)
+    t0 = time.perf_counter()
+    n = 200
+    for i in range(n):
+        ev = event_from_payload("UserPromptSubmit", payload, f"b{i}", utcnow())
+        gate.check(ev, doc["nodes"], dict(doc["gate"]), settings.gate)
+    gate_ms = (time.perf_counter() - t0) * 1000 / n
+    t0 = time.perf_counter()
+    for _ in range(20):
+        text = render_lod(doc, settings.render, mention_text=payload["prompt"])
+    render_ms = (time.perf_counter() - t0) * 1000 / 20
+    print(f"gate (incl. event parsing): {gate_ms:.3f} ms/event   render {args.nodes} nodes: {render_ms:.2f} ms ({len(text)} chars)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,326 @@
+"""``rgraph stats``: telemetry that makes the memory's value (and cost) visible.
+
+Per session and overall: events, gate firings by trigger, probes by backend with tokens
+and estimated cost, tokens injected per event and cumulatively, nodes and edges by
+domain, cross-domain edges, nodes pulled on resume and later touched (useful pulls), and
+graduation outcomes once the warm graph provides them.
+
+:func:`session_stats` and :func:`overall_stats` are pure; the command around them reads
+the sidecars, the journals and the daily usage files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console, Group
+from rich.table import Table
+from rich.text import Text
+
+from cli.render_views import clean, edges_of, nodes_of
+from cli.sessions import InspectError, list_sessions, load_document, load_journal, resolve_session, settings_or_error
+from rolling_graph.config import Settings
+from rolling_graph.model import DOMAINS, parse_iso
+
+_SUMMED = (
+    "events",
+    "prompts",
+    "tool_events",
+    "gate_fired",
+    "probes",
+    "probe_tokens_in",
+    "probe_tokens_out",
+    "patches_rejected",
+    "injections",
+    "injected_tokens",
+    "nodes",
+    "edges",
+    "cross_domain_edges",
+    "supersedes_edges",
+    "pulled",
+    "pulled_touched",
+)
+_PULL_KINDS = ("resume", "pull")
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _domain(node: dict[str, Any] | None) -> str:
+    domain = (node or {}).get("domain")
+    return domain if domain in DOMAINS else "other"
+
+
+def pull_records(journal: list[dict[str, Any]]) -> dict[str, tuple[str, int]]:
+    """Per node pulled in from the warm graph: (when, its activation count at the pull)."""
+    records: dict[str, tuple[str, int]] = {}
+    for entry in journal:
+        if entry.get("kind") not in _PULL_KINDS:
+            continue
+        for op in entry.get("ops") or []:
+            path = op.get("path") if isinstance(op, dict) else None
+            if isinstance(path, str) and path.startswith("/nodes/") and path.count("/") == 2 and op.get("op") == "add":
+                value = op.get("value") if isinstance(op.get("value"), dict) else {}
+                records.setdefault(path.split("/")[2], (str(entry.get("at") or ""), _int(value.get("activations"))))
+    return records
+
+
+def useful_pulls(doc: dict[str, Any], journal: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """(pulled node ids, those touched after the pull: activated again, or a later activation)."""
+    nodes = nodes_of(doc)
+    records = pull_records(journal)
+    pulled = sorted(nid for nid, n in nodes.items() if n.get("pulled"))
+    touched = []
+    for nid in pulled:
+        node = nodes[nid]
+        default_count = 0 if node.get("origin") == "warm" else 1
+        when, count_at_pull = records.get(nid, (node.get("pulled_at"), default_count))
+        pulled_at, last = parse_iso(when), parse_iso(node.get("last_activated"))
+        later = pulled_at is not None and last is not None and last > pulled_at
+        if _int(node.get("activations")) > count_at_pull or later:
+            touched.append(nid)
+    return pulled, touched
+
+
+def session_stats(
+    doc: dict[str, Any], journal: list[dict[str, Any]], *, cost_usd: float | None = None
+) -> dict[str, Any]:
+    """Everything ``rgraph stats`` reports about one session, as plain values."""
+    counters = doc.get("counters") if isinstance(doc.get("counters"), dict) else {}
+    nodes, edges = nodes_of(doc), edges_of(doc)
+    by_domain = Counter(_domain(n) for n in nodes.values())
+    edges_by_domain: Counter[str] = Counter()
+    cross = Counter()
+    for edge in edges.values():
+        src, dst = _domain(nodes.get(str(edge.get("source")))), _domain(nodes.get(str(edge.get("target"))))
+        if src == dst:
+            edges_by_domain[src] += 1
+        else:
+            cross["↔".join(sorted((src, dst)))] += 1
+    probes_by_backend: Counter[str] = Counter()
+    tokens_by_backend: dict[str, dict[str, int]] = {}
+    for entry in journal:
+        if entry.get("kind") in ("patch", "rejected") and entry.get("backend"):
+            backend = clean(entry.get("backend"), 30)
+            probes_by_backend[backend] += 1
+            row = tokens_by_backend.setdefault(backend, {"tokens_in": 0, "tokens_out": 0})
+            row["tokens_in"] += _int(entry.get("input_tokens", entry.get("tokens_in")))
+            row["tokens_out"] += _int(entry.get("output_tokens", entry.get("tokens_out")))
+    recorded = counters.get("probes_by_backend")
+    if isinstance(recorded, dict) and recorded:  # the runner's own count wins over the journal's
+        probes_by_backend = Counter(
+            {clean(k, 30): _int(v.get("probes") if isinstance(v, dict) else v) for k, v in recorded.items()}
+        )
+    pulled, touched = useful_pulls(doc, journal)
+    events = _int(counters.get("events"))
+    injected = _int(counters.get("injected_tokens"))
+    gate_reasons = counters.get("gate_reasons") if isinstance(counters.get("gate_reasons"), dict) else {}
+    return {
+        "session_id": clean(doc.get("session_id"), 128),
+        "project": doc.get("project"),
+        "updated_at": doc.get("updated_at"),
+        "events": events,
+        "prompts": _int(counters.get("prompts")),
+        "tool_events": _int(counters.get("tool_events")),
+        "gate_fired": _int(counters.get("gate_fired")),
+        "gate_by_trigger": {clean(k, 40): _int(v) for k, v in sorted(gate_reasons.items())},
+        "probes": _int(counters.get("probes")) or sum(probes_by_backend.values()),
+        "probes_by_backend": dict(sorted(probes_by_backend.items())),
+        "tokens_by_backend": dict(sorted(tokens_by_backend.items())),
+        "probe_tokens_in": _int(counters.get("probe_tokens_in")),
+        "probe_tokens_out": _int(counters.get("probe_tokens_out")),
+        "estimated_cost_usd": cost_usd,
+        "patches_rejected": _int(counters.get("patches_rejected"))
+        or sum(1 for e in journal if e.get("kind") == "rejected"),
+        "injections": _int(counters.get("injections")),
+        "injected_tokens": injected,
+        "injected_tokens_per_event": round(injected / events, 1) if events else 0.0,
+        "nodes": len(nodes),
+        "edges": len(edges),
+        "nodes_by_domain": {d: by_domain[d] for d in (*DOMAINS, "other") if by_domain[d]},
+        "edges_by_domain": {d: edges_by_domain[d] for d in (*DOMAINS, "other") if edges_by_domain[d]},
+        "cross_domain_edges": sum(cross.values()),
+        "cross_domain_pairs": dict(sorted(cross.items())),
+        "supersedes_edges": sum(1 for e in edges.values() if e.get("relationship") == "supersedes"),
+        "pulled": len(pulled),
+        "pulled_touched": len(touched),
+        "pulled_touched_ids": touched,
+        "journal_by_kind": dict(sorted(Counter(clean(e.get("kind"), 20) for e in journal).items())),
+    }
+
+
+def _merge_counts(target: dict[str, int], source: dict[str, Any]) -> None:
+    for key, value in source.items():
+        target[key] = target.get(key, 0) + (_int(value) if not isinstance(value, dict) else 0)
+
+
+def overall_stats(sessions: list[dict[str, Any]], *, graduation: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Totals over sessions, with cumulative tokens injected per event."""
+    total: dict[str, Any] = {key: sum(_int(s.get(key)) for s in sessions) for key in _SUMMED}
+    for key in ("gate_by_trigger", "probes_by_backend", "nodes_by_domain", "edges_by_domain", "cross_domain_pairs"):
+        merged: dict[str, int] = {}
+        for s in sessions:
+            _merge_counts(merged, s.get(key) or {})
+        total[key] = dict(sorted(merged.items()))
+    costs = [s["estimated_cost_usd"] for s in sessions if s.get("estimated_cost_usd") is not None]
+    total["estimated_cost_usd"] = round(sum(costs), 6) if costs else None
+    total["sessions"] = len(sessions)
+    total["injected_tokens_per_event"] = (
+        round(total["injected_tokens"] / total["events"], 1) if total["events"] else 0.0
+    )
+    total["graduation"] = graduation
+    return total
+
+
+# --- I/O edge -------------------------------------------------------------------------------
+
+
+def session_costs(settings: Settings) -> dict[str, float]:
+    """Estimated USD per session from the probe helper's daily usage files (when present)."""
+    try:
+        from rolling_graph.probe.usage import usage_dir
+    except ImportError:
+        return {}
+    costs: dict[str, float] = {}
+    folder = usage_dir(settings)
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            day = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        for sid, row in (day.get("sessions") or {}).items() if isinstance(day, dict) else []:
+            if isinstance(row, dict):
+                costs[sid] = round(costs.get(sid, 0.0) + float(row.get("estimated_cost_usd") or 0.0), 6)
+    return costs
+
+
+def estimated_cost(settings: Settings, stats: dict[str, Any], recorded: dict[str, float]) -> float | None:
+    if stats["session_id"] in recorded:
+        return recorded[stats["session_id"]]
+    try:
+        from rolling_graph.probe.usage import estimate_cost
+    except ImportError:
+        return None
+    model_backends = [b for b in stats["probes_by_backend"] if b not in ("offline", "ollama")]
+    if not model_backends:
+        return 0.0
+    return estimate_cost(
+        settings.probe.anthropic_model, stats["probe_tokens_in"], stats["probe_tokens_out"], model_backends[0]
+    )
+
+
+def graduation_outcomes(settings: Settings) -> dict[str, Any] | None:
+    """Counts from ``reconcile.graduation.outcomes(settings)`` once graduation exists."""
+    try:
+        from reconcile.graduation import outcomes
+    except ImportError:
+        return None
+    try:
+        return dict(outcomes(settings))
+    except Exception:  # the database is optional for stats: say nothing rather than fail
+        return None
+
+
+def collect(settings: Settings, sids: list[str]) -> list[dict[str, Any]]:
+    recorded = session_costs(settings)
+    rows = []
+    for sid in sids:
+        row = session_stats(load_document(settings, sid), load_journal(settings, sid))
+        row["estimated_cost_usd"] = estimated_cost(settings, row, recorded)
+        rows.append(row)
+    return rows
+
+
+def _pairs(mapping: dict[str, Any]) -> str:
+    return ", ".join(f"{clean(k, 30)} {v}" for k, v in mapping.items()) or "—"
+
+
+def _cost(value: float | None) -> str:
+    return "unknown" if value is None else f"${value:.4f}"
+
+
+def render_stats(stats: dict[str, Any], title: str) -> Table:
+    table = Table(title=title, show_header=False, title_justify="left", title_style="bold")
+    table.add_column(style="bold")
+    table.add_column()
+    table.add_row(
+        "events", f"{stats['events']} ({stats.get('prompts', 0)} prompts, {stats.get('tool_events', 0)} tool results)"
+    )
+    table.add_row("gate firings", f"{stats['gate_fired']} — by trigger: {_pairs(stats['gate_by_trigger'])}")
+    table.add_row("probes", f"{stats['probes']} — by backend: {_pairs(stats['probes_by_backend'])}")
+    table.add_row(
+        "probe tokens",
+        f"{stats['probe_tokens_in']} in / {stats['probe_tokens_out']} out · est. cost {_cost(stats['estimated_cost_usd'])}",
+    )
+    table.add_row("rejected patches", str(stats["patches_rejected"]))
+    table.add_row(
+        "tokens injected",
+        f"{stats['injected_tokens']} cumulative over {stats['injections']} injections · {stats['injected_tokens_per_event']} per event",
+    )
+    table.add_row("nodes by domain", f"{stats['nodes']} — {_pairs(stats['nodes_by_domain'])}")
+    table.add_row("edges by domain", f"{stats['edges']} — {_pairs(stats['edges_by_domain'])}")
+    table.add_row("cross-domain edges", f"{stats['cross_domain_edges']} — {_pairs(stats['cross_domain_pairs'])}")
+    table.add_row("supersedes edges", str(stats["supersedes_edges"]))
+    table.add_row("pulled on resume", f"{stats['pulled']} · later touched (useful): {stats['pulled_touched']}")
+    if "graduation" in stats:
+        grad = stats["graduation"]
+        table.add_row("graduation", _pairs(grad) if grad else "not available yet (warm graph / graduation not set up)")
+    return table
+
+
+def do_stats(
+    settings: Settings,
+    session: str | None,
+    *,
+    all_sessions: bool = False,
+    as_json: bool = False,
+    out: Console | None = None,
+    fallback_when_missing: bool = False,
+) -> None:
+    from cli.show import console
+
+    out = out or console()
+    if all_sessions:
+        sids = list_sessions(settings)
+        if not sids:
+            raise InspectError(f"no sessions under {settings.sessions_dir} yet")
+    else:
+        sids = [resolve_session(settings, session, fallback_when_missing=fallback_when_missing).session_id]
+    rows = collect(settings, sids)
+    total = overall_stats(rows, graduation=graduation_outcomes(settings))
+    if as_json:
+        out.file.write(json.dumps({"sessions": rows, "overall": total}, indent=2, sort_keys=True, default=str) + "\n")
+        return
+    parts: list[Any] = [render_stats(r, f"Session {r['session_id']}") for r in rows]
+    if all_sessions:
+        parts.append(render_stats(total, f"Overall ({total['sessions']} sessions)"))
+    elif total.get("graduation"):
+        parts.append(Text(f"graduation: {_pairs(total['graduation'])}"))
+    out.print(Group(*parts))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``stats`` to the ``rgraph`` app."""
+
+    @app.command("stats")
+    def stats_cmd(
+        session: Annotated[
+            str | None, typer.Option("--session", "-s", help="Session id (default: this project's latest).")
+        ] = None,
+        all_sessions: Annotated[bool, typer.Option("--all", help="Every session, plus overall totals.")] = False,
+        as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+    ) -> None:
+        """Telemetry: events, gate firings, probes and cost, injected tokens, graph shape, useful pulls."""
+        from cli.show import fail
+
+        try:
+            do_stats(settings_or_error(), session, all_sessions=all_sessions, as_json=as_json)
+        except InspectError as exc:
+            raise fail(str(exc)) from None

@@ -1,0 +1,86 @@
+"""``rgraph view``: write the session's graph as a self-contained HTML page (and open it)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import webbrowser
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from cli.sessions import InspectError, load_document, load_journal, resolve_session, settings_or_error
+from cli.view_html import DEFAULT_LIMIT, render_html
+from rolling_graph.config import Settings
+
+
+def default_out(settings: Settings, sid: str) -> Path:
+    return settings.home / "views" / f"{sid}.html"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def do_view(
+    settings: Settings,
+    session: str | None,
+    out_file: Path | None,
+    *,
+    open_browser: bool = False,
+    limit: int = DEFAULT_LIMIT,
+    out: Console | None = None,
+    fallback_when_missing: bool = False,
+) -> Path:
+    from cli.show import console
+
+    out = out or console()
+    res = resolve_session(settings, session, fallback_when_missing=fallback_when_missing)
+    doc = load_document(settings, res.session_id)
+    page = render_html(doc, load_journal(settings, res.session_id), limit=limit)
+    target = (out_file or default_out(settings, res.session_id)).expanduser()
+    try:
+        write_atomic(target, page)
+    except OSError as exc:
+        raise InspectError(f"cannot write {target}: {exc}") from exc
+    shown = min(limit, len(doc.get("nodes") or {}))
+    out.print(f"wrote {target} ({shown} nodes, session {res.session_id}); open it in any browser, it works offline")
+    if open_browser and not webbrowser.open(target.resolve().as_uri()):
+        out.print("[yellow]could not start a browser here; open the file by hand[/]")
+    return target
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``view`` to the ``rgraph`` app."""
+
+    @app.command("view")
+    def view_cmd(
+        session: Annotated[
+            str | None, typer.Option("--session", "-s", help="Session id (default: this project's latest).")
+        ] = None,
+        out_file: Annotated[
+            Path | None,
+            typer.Option("--out", "-o", help="HTML file to write (default: $ROLLING_GRAPH_HOME/views/<session>.html)."),
+        ] = None,
+        open_browser: Annotated[bool, typer.Option("--open", help="Open the page in the default browser.")] = False,
+        limit: Annotated[
+            int, typer.Option("--limit", min=1, help="Draw at most this many nodes (heaviest first, focus always).")
+        ] = DEFAULT_LIMIT,
+    ) -> None:
+        """Write a self-contained HTML view of the graph: domains, weights, focus, supersedes, provenance."""
+        from cli.show import fail
+
+        try:
+            do_view(settings_or_error(), session, out_file, open_browser=open_browser, limit=limit)
+        except InspectError as exc:
+            raise fail(str(exc)) from None

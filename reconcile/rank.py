@@ -1,0 +1,112 @@
+"""Resume and pull ranking: reciprocal rank fusion (RRF) of independent legs.
+
+Each leg ranks candidates by one signal — weight, recency ``exp(-age/half_life)``,
+cross-session frequency, hops from the last focus and (for prompt pulls) embedding
+similarity — and RRF sums ``1 / (k + rank)`` over the legs a candidate appears in. RRF
+needs no score calibration between legs, which is why it suits signals this different.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class RankSettings:
+    k: int = 60
+    half_life_hours: float = 72.0
+    max_hops: int = 3
+
+
+RESUME = RankSettings()
+PULL = RankSettings(half_life_hours=168.0, max_hops=2)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    id: str
+    weight: float
+    last_activated: datetime
+    session_count: int = 1
+    hops: int | None = None  # from the focus; None when not connected within max_hops
+    similarity: float | None = None  # cosine similarity to the prompt, same model only
+
+
+def rrf(rankings: Iterable[Sequence[str]], k: int = 60) -> dict[str, float]:
+    """Reciprocal rank fusion: ``sum(1 / (k + rank))`` with ranks starting at 1."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for position, item in enumerate(ranking, start=1):
+            scores[item] = scores.get(item, 0.0) + 1.0 / (k + position)
+    return scores
+
+
+def recency(last_activated: datetime, now: datetime, half_life_hours: float) -> float:
+    age_h = max(0.0, (now - last_activated).total_seconds() / 3600.0)
+    return math.exp(-age_h / half_life_hours) if half_life_hours > 0 else 0.0
+
+
+def hops_from(focus: Iterable[str], edges: Iterable[tuple[str, str]], max_hops: int) -> dict[str, int]:
+    """Undirected breadth-first hop counts from the focus nodes, up to ``max_hops``."""
+    adjacent: dict[str, set[str]] = {}
+    for source, target in edges:
+        adjacent.setdefault(source, set()).add(target)
+        adjacent.setdefault(target, set()).add(source)
+    dist: dict[str, int] = {}
+    queue: deque[str] = deque()
+    for node in focus:
+        if node not in dist:
+            dist[node] = 0
+            queue.append(node)
+    while queue:
+        node = queue.popleft()
+        if dist[node] >= max_hops:
+            continue
+        for other in sorted(adjacent.get(node, ())):
+            if other not in dist:
+                dist[other] = dist[node] + 1
+                queue.append(other)
+    return dist
+
+
+def _competition(items: Sequence[Candidate], key: Callable[[Candidate], float]) -> list[tuple[str, int]]:
+    """``(id, rank)`` best first; equal keys share a rank (1, 1, 3), so ids never break ties."""
+    ordered = sorted(items, key=lambda c: (key(c), c.id))
+    out: list[tuple[str, int]] = []
+    previous: float | None = None
+    current = 0
+    for position, cand in enumerate(ordered, start=1):
+        value = key(cand)
+        if previous is None or value != previous:
+            current, previous = position, value
+        out.append((cand.id, current))
+    return out
+
+
+def legs(candidates: Sequence[Candidate], now: datetime, settings: RankSettings = RESUME) -> dict[str, list[tuple[str, int]]]:
+    """One ranking per signal, as ``(id, rank)`` pairs; tied signals share a rank."""
+    out = {
+        "weight": _competition(candidates, lambda c: -round(c.weight, 6)),
+        "recency": _competition(candidates, lambda c: -round(recency(c.last_activated, now, settings.half_life_hours), 9)),
+        "frequency": _competition(candidates, lambda c: -float(c.session_count)),
+        "hops": _competition(
+            [c for c in candidates if c.hops is not None and c.hops <= settings.max_hops], lambda c: float(c.hops or 0)
+        ),
+    }
+    similar = [c for c in candidates if c.similarity is not None]
+    if similar:
+        out["similarity"] = _competition(similar, lambda c: -round(c.similarity or 0.0, 6))
+    return out
+
+
+def rank(candidates: Sequence[Candidate], now: datetime, settings: RankSettings = RESUME) -> list[str]:
+    """Candidate ids, best first (final ties broken by id for determinism)."""
+    scores: dict[str, float] = {}
+    for ranking in legs(candidates, now, settings).values():
+        for cid, position in ranking:
+            scores[cid] = scores.get(cid, 0.0) + 1.0 / (settings.k + position)
+    return sorted((c.id for c in candidates), key=lambda cid: (-scores.get(cid, 0.0), cid))

@@ -1,0 +1,131 @@
+"""Choosing what a new session gets back from the warm graph.
+
+Candidates come from a few cheap, indexed legs (top by weight, by recency, by
+cross-session frequency, the last focus's neighbourhood, and for prompt pulls the nearest
+embeddings); :mod:`reconcile.rank` fuses them with RRF. ``refresh_snapshot`` writes the
+per-project resume snapshot after every reconciliation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from reconcile import rank, snapshot
+from rolling_graph.config import Settings
+from rolling_graph.model import iso, utcnow
+
+#: How many nodes each cheap leg contributes to the candidate pool.
+PER_LEG = 100
+NEIGHBOURHOOD_MAX = 400
+
+_NODE_COLUMNS = "id, label, domain, kind, summary, confidence, weight, anchor, floor, first_seen, last_activated, session_count"
+
+
+def focus_hops(conn: Any, pid: int, focus: Sequence[str], max_hops: int) -> dict[str, int]:
+    """Hops from the focus nodes over warm edges (undirected), up to ``max_hops``."""
+    if not focus:
+        return {}
+    rows = conn.execute(
+        "WITH RECURSIVE walk(id, hops) AS ("
+        " SELECT f, 0 FROM unnest(%s::text[]) AS f"
+        " UNION"
+        " SELECT CASE WHEN e.source = w.id THEN e.target ELSE e.source END, w.hops + 1"
+        " FROM walk w JOIN edges e ON e.project_id = %s AND (e.source = w.id OR e.target = w.id)"
+        " WHERE w.hops < %s)"
+        " SELECT id, min(hops) FROM walk GROUP BY id ORDER BY min(hops), id LIMIT %s",
+        (list(focus), pid, max_hops, NEIGHBOURHOOD_MAX),
+    ).fetchall()
+    return {r[0]: int(r[1]) for r in rows}
+
+
+def candidates(
+    conn: Any,
+    pid: int,
+    *,
+    focus: Sequence[str] = (),
+    similarity: dict[str, float] | None = None,
+    settings: rank.RankSettings = rank.RESUME,
+    per_leg: int = PER_LEG,
+) -> tuple[list[rank.Candidate], dict[str, dict[str, Any]]]:
+    """The candidate pool for ranking, and each candidate's node row (as a dict)."""
+    hops = focus_hops(conn, pid, focus, settings.max_hops)
+    extra = sorted(set(hops) | set(similarity or {}))
+    rows = conn.execute(
+        f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project_id = %(p)s AND id IN ("
+        " (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY weight DESC LIMIT %(n)s)"
+        " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY last_activated DESC LIMIT %(n)s)"
+        " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY session_count DESC LIMIT %(n)s)"
+        " UNION (SELECT unnest(%(x)s::text[])))",
+        {"p": pid, "n": per_leg, "x": extra},
+    ).fetchall()
+    names = [c.strip() for c in _NODE_COLUMNS.split(",")]
+    by_id = {r[0]: dict(zip(names, r, strict=True)) for r in rows}
+    pool = [
+        rank.Candidate(
+            id=nid,
+            weight=float(row["weight"]),
+            last_activated=row["last_activated"],
+            session_count=int(row["session_count"]),
+            hops=hops.get(nid),
+            similarity=(similarity or {}).get(nid),
+        )
+        for nid, row in by_id.items()
+    ]
+    return pool, by_id
+
+
+def node_payload(row: dict[str, Any]) -> dict[str, Any]:
+    out = {
+        "id": row["id"],
+        "label": row["label"],
+        "domain": row["domain"],
+        "kind": row["kind"],
+        "confidence": row["confidence"],
+        "weight": round(float(row["weight"]), 4),
+        "anchor": bool(row["anchor"]),
+        "floor": round(float(row["floor"]), 4),
+        "first_seen": iso(row["first_seen"]),
+        "warm_last_activated": iso(row["last_activated"]),
+        "sessions": int(row["session_count"]),
+    }
+    if row.get("summary"):
+        out["summary"] = row["summary"]
+    return out
+
+
+def edges_among(conn: Any, pid: int, ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT source, relationship, target, strength FROM edges "
+        "WHERE project_id = %s AND source = ANY(%s) AND target = ANY(%s) "
+        "ORDER BY (relationship = 'supersedes') DESC, strength DESC, source, relationship, target LIMIT %s",
+        (pid, list(ids), list(ids), limit),
+    ).fetchall()
+    return [{"source": s, "relationship": r, "target": t, "strength": round(float(st), 4)} for s, r, t, st in rows]
+
+
+def build_snapshot(conn: Any, pid: int, root: str, now: datetime | None = None, *, max_nodes: int = snapshot.MAX_NODES) -> dict[str, Any]:
+    now = now or utcnow()
+    row = conn.execute("SELECT last_focus FROM projects WHERE id = %s", (pid,)).fetchone()
+    focus = list(row[0]) if row else []
+    pool, by_id = candidates(conn, pid, focus=focus)
+    ranked = rank.rank(pool, now, rank.RESUME)[:max_nodes]
+    return {
+        "project": root,
+        "generated_at": iso(now),
+        "focus": focus,
+        "nodes": [node_payload(by_id[nid]) for nid in ranked],
+        "edges": edges_among(conn, pid, ranked, snapshot.MAX_EDGES),
+    }
+
+
+def refresh_snapshot(conn: Any, settings: Settings, root: str) -> dict[str, Any] | None:
+    """Rebuild and atomically write the project's resume snapshot."""
+    row = conn.execute("SELECT id FROM projects WHERE root = %s", (root,)).fetchone()
+    if row is None:
+        return None
+    snap = build_snapshot(conn, int(row[0]), root)
+    conn.commit()
+    snapshot.write_snapshot(settings.home, root, snap)
+    return snap

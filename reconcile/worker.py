@@ -1,0 +1,110 @@
+"""Detached worker the hooks spawn (``rolling_graph.detach.spawn_detached``)::
+
+    python -m reconcile.worker reconcile --session ID --trigger pre-compact|session-end|manual|recover
+    python -m reconcile.worker pull --session ID --prompt-file PATH [--keep-prompt-file]
+    python -m reconcile.worker recover [--quick]
+
+Prints one JSON line per run (the spawner points stdout at a log file). Exit 0 when the
+work is done *or* safely queued because the database is down; 1 on other failures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from rolling_graph.config import Settings, load_settings
+
+
+def _emit(payload: dict[str, object]) -> None:
+    print(json.dumps(payload, default=str), flush=True)
+
+
+def cmd_reconcile(settings: Settings, session_id: str, trigger: str) -> int:
+    from reconcile import db, recover
+    from reconcile.reconcile import load_sidecar, reconcile_session
+
+    doc = load_sidecar(settings, session_id)
+    if doc is None:
+        _emit({"op": "reconcile", "session": session_id, "error": "no sidecar"})
+        return 1
+    try:
+        result = reconcile_session(settings, session_id, trigger, doc=doc)
+    except db.DatabaseUnavailable as exc:
+        path = recover.enqueue(settings, session_id, trigger, doc, str(exc))
+        _emit({"op": "reconcile", "session": session_id, "queued": str(path), "reason": str(exc)})
+        return 0
+    _emit({"op": "reconcile", **result.as_dict()})
+    return 0
+
+
+def cmd_pull(settings: Settings, session_id: str, prompt_file: Path, keep: bool) -> int:
+    from reconcile import db
+    from reconcile.pull import run_pull
+
+    try:
+        prompt = prompt_file.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        _emit({"op": "pull", "session": session_id, "error": f"cannot read prompt file: {exc}"})
+        return 1
+    finally:
+        if not keep:
+            prompt_file.unlink(missing_ok=True)
+    try:
+        added = run_pull(settings, session_id, prompt)
+    except db.DatabaseUnavailable as exc:  # a pull is best effort: nothing to queue
+        _emit({"op": "pull", "session": session_id, "skipped": str(exc)})
+        return 0
+    _emit({"op": "pull", "session": session_id, "added": added})
+    return 0
+
+
+def cmd_recover(settings: Settings, quick: bool) -> int:
+    from dataclasses import asdict
+
+    from reconcile.recover import recover
+
+    report = recover(settings, quick=quick)
+    _emit({"op": "recover", **asdict(report)})
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m reconcile.worker")
+    sub = parser.add_subparsers(dest="command", required=True)
+    rec = sub.add_parser("reconcile")
+    rec.add_argument("--session", required=True)
+    rec.add_argument("--trigger", default="manual", choices=["pre-compact", "session-end", "manual", "recover"])
+    pull = sub.add_parser("pull")
+    pull.add_argument("--session", required=True)
+    pull.add_argument("--prompt-file", required=True, type=Path)
+    pull.add_argument("--keep-prompt-file", action="store_true")
+    recov = sub.add_parser("recover")
+    recov.add_argument("--quick", action="store_true")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    settings = load_settings()
+    if getattr(args, "session", None):
+        try:
+            from rolling_graph.sidecar import validate_session_id
+
+            validate_session_id(args.session)
+        except ImportError:
+            pass
+        except ValueError as exc:
+            _emit({"op": args.command, "error": str(exc)})
+            return 1
+    if args.command == "reconcile":
+        return cmd_reconcile(settings, args.session, args.trigger)
+    if args.command == "pull":
+        return cmd_pull(settings, args.session, args.prompt_file, args.keep_prompt_file)
+    return cmd_recover(settings, args.quick)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

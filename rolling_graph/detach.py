@@ -1,0 +1,37 @@
+"""Start a fully detached background process (probe, reconcile, pull).
+
+Claude Code waits for every process that holds the hook's stdout or stderr open, so the
+child gets a new session, stdin from /dev/null and stdout/stderr appended to a log file,
+and the hook returns without waiting for it. ``os.posix_spawn`` keeps this cheap: no
+``subprocess`` import and no fork of the hook's memory on the user's critical path.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def spawn_detached(module: str, args: list[str], log_path: Path | str, env: dict[str, str] | None = None) -> int:
+    """Run ``python -m module *args`` detached with this interpreter; return its pid."""
+    log = os.fspath(log_path)
+    os.makedirs(os.path.dirname(log) or ".", exist_ok=True)
+    child_env = dict(os.environ if env is None else env)
+    child_env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    argv = [sys.executable, "-m", module, *args]
+    if hasattr(os, "posix_spawn"):
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
+            (os.POSIX_SPAWN_DUP2, 1, 2),
+        ]
+        return os.posix_spawn(sys.executable, argv, child_env, file_actions=actions, setsid=True)
+    import subprocess  # pragma: no cover - platforms without posix_spawn
+
+    with open(log, "ab") as fh:  # pragma: no cover
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fh, stderr=fh, start_new_session=True, close_fds=True, env=child_env)
+    return proc.pid  # pragma: no cover

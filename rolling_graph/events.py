@@ -1,0 +1,113 @@
+"""Hook payloads → compact, redacted pending events (the probe's input batch).
+
+Everything in a payload is untrusted: values are coerced to strings, bounded
+(head and tail kept, with an elision marker) and redacted before they are stored.
+"""
+
+from __future__ import annotations
+
+import json
+
+from .entities import paths_in
+from .model import iso
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import Any
+
+#: Characters of text kept per event (head and tail).
+TEXT_MAX = 2400
+PATHS_MAX = 12
+_PATH_KEYS = ("file_path", "path", "notebook_path")
+_ERROR_MARKERS = ("Traceback (most recent call last)", "Error:", "error:", "FAILED", "panicked at", "Exception:", "fatal:")
+
+
+def bounded(text: str, limit: int = TEXT_MAX) -> str:
+    if len(text) <= limit:
+        return text
+    head, tail = limit * 2 // 3, limit // 3
+    return f"{text[:head]}\n[… {len(text) - head - tail} chars elided …]\n{text[-tail:]}"
+
+
+def redact(text: str) -> str:
+    from .redact import redact as _redact
+
+    return _redact(text)
+
+
+def _as_text(value: Any, limit: int) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value[: limit * 4]
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)[: limit * 4]
+    except (TypeError, ValueError):
+        return str(value)[: limit * 4]
+
+
+def _tool_text(tool: str, tool_input: Any, response: Any) -> tuple[str, bool]:
+    inp = tool_input if isinstance(tool_input, dict) else {}
+    parts: list[str] = []
+    is_error = False
+    if tool == "Bash":
+        parts.append(f"$ {_as_text(inp.get('command'), 300)}")
+    elif tool in ("Edit", "MultiEdit", "Write", "NotebookEdit"):
+        parts.append(f"{tool} {_as_text(inp.get('file_path') or inp.get('notebook_path'), 300)}")
+        body = inp.get("new_string") or inp.get("content") or inp.get("new_source") or ""
+        parts.append(_as_text(body, 600)[:600])
+    elif tool in ("Read", "Glob", "Grep", "LS"):
+        parts.append(f"{tool} {_as_text(inp.get('file_path') or inp.get('pattern') or inp.get('path'), 300)}")
+    else:
+        parts.append(f"{tool} {_as_text(tool_input, 600)[:600]}")
+    out = ""
+    if isinstance(response, dict):
+        is_error = bool(response.get("is_error")) or bool(response.get("interrupted"))
+        out = _as_text(response.get("stdout") or response.get("content") or response.get("output") or "", TEXT_MAX)
+        err = _as_text(response.get("stderr") or response.get("error") or "", TEXT_MAX)
+        if err:
+            out = f"{out}\n{err}" if out else err
+        if tool in ("Read",) and not is_error:
+            out = ""  # file contents are not events; the path is
+    elif response is not None:
+        out = _as_text(response, TEXT_MAX)
+    if out and tool not in ("Edit", "MultiEdit", "Write", "NotebookEdit", "Read"):
+        parts.append(out)
+    text = "\n".join(p for p in parts if p)
+    if any(marker in out for marker in _ERROR_MARKERS):
+        is_error = True
+    return text, is_error
+
+
+def event_from_payload(event_name: str, payload: dict[str, Any], event_id: str, now: datetime) -> dict[str, Any]:
+    """A pending event for the probe, from one hook payload."""
+    tool = None
+    is_error = False
+    paths: list[str] = []
+    if event_name == "PostToolUse":
+        tool = str(payload.get("tool_name") or "tool")[:60]
+        text, is_error = _tool_text(tool, payload.get("tool_input"), payload.get("tool_response"))
+        inp = payload.get("tool_input")
+        if isinstance(inp, dict):
+            for key in _PATH_KEYS:
+                if isinstance(inp.get(key), str):
+                    paths.append(inp[key])
+    else:
+        text = _as_text(payload.get("prompt") or payload.get("text") or "", TEXT_MAX)
+    text = redact(bounded(text))
+    paths.extend(paths_in(text))
+    cwd = payload.get("cwd")
+    if isinstance(cwd, str) and cwd:
+        prefix = cwd.rstrip("/") + "/"
+        paths = [p[len(prefix):] if p.startswith(prefix) else p for p in paths]
+    return {
+        "id": event_id,
+        "event": event_name,
+        "at": iso(now),
+        "text": text,
+        "tool": tool,
+        "paths": list(dict.fromkeys(paths))[:PATHS_MAX],
+        "error": is_error,
+        "reasons": [],
+    }

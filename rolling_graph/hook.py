@@ -1,0 +1,423 @@
+"""``rgraph-hook EVENT``: the process Claude Code runs for every hook event.
+
+Contract (DESIGN.md): JSON on stdin; on stdout nothing, or a JSON object whose
+``hookSpecificOutput`` carries ``hookEventName`` and ``additionalContext`` (never over
+10,000 characters); exit 0. Unreadable input: one line on stderr, exit 1. Any internal
+failure: logged under ``$ROLLING_GRAPH_HOME/logs/``, exit 0, no output. Never exit 2:
+on UserPromptSubmit that would erase the user's prompt.
+
+This module is on the user's critical path: it imports the standard library and our
+stdlib-only modules, never a model SDK, a database driver, pydantic or typer. Probes and
+reconciliation run in detached processes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from . import gate as gate_mod
+from . import ledger as ledger_mod
+from .config import ConfigError, Settings, load_settings
+from .events import event_from_payload
+from .model import slugify, utcnow
+from .render import adjacency, estimate_tokens, render_lod, render_nodes
+from .sidecar import InvalidSessionId, SidecarStore, validate_session_id
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import Any
+
+#: CLI event name → Claude Code's hook_event_name.
+EVENTS = {
+    "user-prompt-submit": "UserPromptSubmit",
+    "post-tool-use": "PostToolUse",
+    "pre-compact": "PreCompact",
+    "session-start": "SessionStart",
+    "session-end": "SessionEnd",
+    "stop": "Stop",
+}
+#: Events whose output may carry additionalContext.
+CONTEXT_EVENTS = frozenset({"UserPromptSubmit", "PostToolUse", "SessionStart"})
+MAX_INPUT = 16 * 1024 * 1024
+MAX_OUTPUT = 10_000
+_TRANSCRIPT_TAIL = 512 * 1024
+
+USAGE = """usage: rgraph-hook EVENT < hook-input.json
+
+Claude Code runs this for each hook event; EVENT is one of:
+  user-prompt-submit, post-tool-use, pre-compact, session-start, session-end, stop
+It reads the hook JSON on stdin and writes the hook JSON (or nothing) on stdout.
+State lives in $ROLLING_GRAPH_HOME (default $CLAUDE_PLUGIN_DATA or ~/.claude/rolling-graph).
+"""
+
+
+class BadInput(ValueError):
+    """The hook input is unreadable: reported on stderr with exit 1."""
+
+
+# -- small helpers -------------------------------------------------------------------------
+def _output(event_name: str, text: str, system_message: str | None = None) -> dict[str, Any] | None:
+    out: dict[str, Any] = {}
+    if text and event_name in CONTEXT_EVENTS:
+        out["hookSpecificOutput"] = {"hookEventName": event_name, "additionalContext": text[:MAX_OUTPUT]}
+    if system_message:
+        out["systemMessage"] = system_message[:500]
+    return out or None
+
+
+def _count_injection(doc: dict[str, Any], text: str, settings: Settings) -> None:
+    c = doc["counters"]
+    tokens = estimate_tokens(text, settings.render.chars_per_token)
+    c["injections"] = c.get("injections", 0) + 1
+    c["injected_tokens"] = c.get("injected_tokens", 0) + tokens
+    c["last_injection_tokens"] = tokens
+
+
+def _start_probe(store: SidecarStore, settings: Settings, sid: str, extra: list[str] | None = None) -> None:
+    """Run the probe now (sync) or detached (async); coalesce with a running one."""
+    if settings.probe.mode == "sync":
+        from .probe.runner import run_probe
+
+        run_probe(settings, sid)
+        if extra:
+            from .probe.runner import run_followup
+
+            run_followup(settings, sid, extra)
+        return
+    if not extra and store.probe_running(sid):
+        return  # the running probe takes our batch before it exits
+    from .detach import spawn_detached
+
+    env = dict(os.environ, ROLLING_GRAPH_HOME=str(settings.home))
+    spawn_detached("rolling_graph.probe.runner", ["--session", sid, *(extra or [])], settings.logs_dir / "probe.log", env)
+
+
+def _ensure_session(store: SidecarStore, sid: str, payload: dict[str, Any]) -> None:
+    """Create the session's graph (journaled with its project) on first sight."""
+    if store.exists(sid):
+        return
+    from .project import project_root
+
+    project = project_root(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
+    with store.transaction(sid) as doc:
+        if doc.get("journal_seq", 0) == 0:
+            doc["project"] = project
+            store.commit_entry(doc, {"kind": "init", "rationale": "session started", "ops": [], "reasons": [], "project": project})
+
+
+def _gate_event(doc: dict[str, Any], event_name: str, payload: dict[str, Any], now: datetime, settings: Settings) -> tuple[dict[str, Any], list[str]]:
+    c = doc["counters"]
+    c["events"] = c.get("events", 0) + 1
+    if event_name == "UserPromptSubmit":
+        c["prompts"] = c.get("prompts", 0) + 1
+    elif event_name == "PostToolUse":
+        c["tool_events"] = c.get("tool_events", 0) + 1
+    event = event_from_payload(event_name, payload, f"e{c['events']}", now)
+    reasons = gate_mod.check(event, doc.get("nodes", {}), doc["gate"], settings.gate)
+    gate_mod.enqueue(event, doc["gate"], reasons)
+    if reasons:
+        c["gate_fired"] = c.get("gate_fired", 0) + 1
+        by = c.setdefault("gate_reasons", {})
+        for r in reasons:
+            by[r] = by.get(r, 0) + 1
+    return event, reasons
+
+
+def _cap_notice(doc: dict[str, Any]) -> str | None:
+    c = doc["counters"]
+    notice = c.pop("cap_notice_pending", None)
+    if notice:
+        c["cap_notice_given"] = True
+    return notice
+
+
+# -- injections ------------------------------------------------------------------------------
+def prompt_context(doc: dict[str, Any], prompt: str, settings: Settings, event_id: str | None = None) -> str:
+    """What a prompt gets: what is new since the last note, and any branch it names.
+
+    A named branch gets the full LOD budget; a plain delta the smaller delta budget.
+    """
+    from .render import mentions, render_prompt_note
+
+    named, _ = mentions(doc, prompt, event_id)
+    ledger = doc["ledger"]
+    order, fresh = ledger_mod.delta_candidates(doc, ledger)
+    budget = settings.render.budget_tokens if named else settings.render.delta_budget_tokens
+    text, shown = render_prompt_note(doc, order, named, settings.render, budget)
+    adj = adjacency(doc, shown)
+    ledger_mod.record(ledger, {n: fresh.get(n) or ledger_mod.fingerprint(n, doc, adj) for n in shown})
+    return text
+
+
+def full_context(doc: dict[str, Any], settings: Settings, prompt: str | None = None) -> str:
+    """The full LOD block; the ledger restarts from what it shows."""
+    text = render_lod(doc, settings.render, mention_text=prompt)
+    shown = [n for n in doc.get("nodes", {}) if _shown(n, doc, text)]
+    adj = adjacency(doc, shown)
+    doc["ledger"] = {}
+    ledger_mod.record(doc["ledger"], {n: ledger_mod.fingerprint(n, doc, adj) for n in shown})
+    return text
+
+
+def _shown(nid: str, doc: dict[str, Any], text: str) -> bool:
+    from .render import esc
+
+    label = esc(doc["nodes"][nid].get("label", nid), 40)
+    return bool(label) and label[:30] in text
+
+
+def tool_context(doc: dict[str, Any], event: dict[str, Any], settings: Settings) -> str:
+    """Proactive note when a tool touches a file the graph links to a decision, once."""
+    nodes = doc.get("nodes", {})
+    targets = {slugify(p) for p in event.get("paths", [])}
+    targets &= nodes.keys()
+    paths = set(event.get("paths", []))
+    if not targets and not paths:
+        return ""
+    intent = ("decision", "correction", "preference")
+    found: list[str] = []
+    for e in doc.get("edges", {}).values():
+        s, t = e.get("source"), e.get("target")
+        for here, other in ((s, t), (t, s)):
+            if here in targets and other in nodes and nodes[other].get("kind") in intent and other not in found:
+                found.append(other)
+    for nid, n in nodes.items():
+        if n.get("kind") in intent and paths & set(n.get("files", ())) and nid not in found:
+            found.append(nid)
+    if not found:
+        return ""
+    adj = adjacency(doc, found)
+    ledger = doc["ledger"]
+    fresh = {n: ledger_mod.fingerprint(n, doc, adj) for n in found}
+    new = [n for n in found if ledger_mod.is_new(ledger, n, fresh[n])]
+    new.sort(key=lambda i: -float(nodes[i].get("weight", 0)))
+    shown_path = next(iter(event.get("paths", [])), "this file")
+    text, shown = render_nodes(doc, new, f"Memory about {shown_path[:80]}:", settings.render.tool_budget_tokens, settings.render)
+    ledger_mod.record(ledger, {n: fresh[n] for n in shown})
+    return text
+
+
+# -- events -------------------------------------------------------------------------------------
+def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event_name: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    now = utcnow()
+    _ensure_session(store, sid, payload)
+    sync = settings.probe.mode == "sync"
+    with store.transaction(sid, graph=False) as doc:
+        event, reasons = _gate_event(doc, event_name, payload, now, settings)
+        text = ""
+        if not (reasons and sync):
+            text = prompt_context(doc, event["text"], settings, event["id"]) if event_name == "UserPromptSubmit" else tool_context(doc, event, settings)
+            if text:
+                _count_injection(doc, text, settings)
+        notice = _cap_notice(doc)
+    if reasons:
+        _start_probe(store, settings, sid)
+        if sync:  # the probe has run: tell the model what it found for this very event
+            with store.transaction(sid, graph=False) as doc:
+                text = prompt_context(doc, event["text"], settings, event["id"]) if event_name == "UserPromptSubmit" else tool_context(doc, event, settings)
+                if text:
+                    _count_injection(doc, text, settings)
+                notice = notice or _cap_notice(doc)
+    return _output(event_name, text, notice)
+
+
+def compact_summary(transcript_path: object) -> str | None:
+    """The text of the latest compaction summary in the transcript, if it is there yet."""
+    if not isinstance(transcript_path, str) or not transcript_path:
+        return None
+    try:
+        with open(transcript_path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - _TRANSCRIPT_TAIL))
+            tail = fh.read()
+    except OSError:
+        return None
+    for raw in reversed(tail.splitlines()):
+        if b"isCompactSummary" not in raw:
+            continue
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(line, dict) or not line.get("isCompactSummary"):
+            continue
+        content = (line.get("message") or {}).get("content")
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+    return None
+
+
+def _resume_from_snapshot(store: SidecarStore, settings: Settings, sid: str, now: datetime) -> None:
+    """Bring the project's top warm branches into the hot graph (no database: a file)."""
+    try:
+        from reconcile.snapshot import read_snapshot, snapshot_ops
+    except ImportError:
+        return
+    doc = store.load(sid)
+    project = doc.get("project")
+    if not project:
+        return
+    snapshot = read_snapshot(settings.home, project)
+    if not snapshot:
+        return
+    ops = snapshot_ops(doc, snapshot, now)
+    if ops:
+        store.apply_ops(sid, ops, kind="resume", rationale="pulled from the warm graph's resume snapshot", backend="warm")
+
+
+def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    now = utcnow()
+    source = payload.get("source") if isinstance(payload.get("source"), str) else "startup"
+    _ensure_session(store, sid, payload)
+    if source in ("startup", "resume", "clear"):
+        _resume_from_snapshot(store, settings, sid, now)
+    fire = False
+    if source == "compact":
+        summary = compact_summary(payload.get("transcript_path"))
+        if summary:
+            with store.transaction(sid, graph=False) as doc:
+                _gate_event(doc, "CompactSummary", {"text": summary}, now, settings)
+            fire = True
+    if fire and settings.probe.mode == "sync":
+        _start_probe(store, settings, sid)
+    with store.transaction(sid, graph=False) as doc:
+        text = full_context(doc, settings)
+        if text:
+            text = f"Rolling Graph restored this session's memory ({source}).\n{text}"
+            _count_injection(doc, text, settings)
+    if fire and settings.probe.mode != "sync":
+        _start_probe(store, settings, sid)
+    _spawn_worker(settings, ["recover", "--quick"])
+    return _output("SessionStart", text)
+
+
+def _spawn_worker(settings: Settings, args: list[str]) -> None:
+    """Start the warm-graph worker detached, if the warm graph is installed and on."""
+    if not settings.warm:
+        return
+    import importlib.util
+
+    if importlib.util.find_spec("reconcile.worker") is None:
+        return
+    from .detach import spawn_detached
+
+    env = dict(os.environ, ROLLING_GRAPH_HOME=str(settings.home))
+    spawn_detached("reconcile.worker", args, settings.logs_dir / "reconcile.log", env)
+
+
+def on_flush(store: SidecarStore, settings: Settings, sid: str, trigger: str) -> None:
+    """PreCompact / SessionEnd: probe what is pending, then reconcile (all detached)."""
+    if not store.exists(sid):
+        return
+    _start_probe(store, settings, sid, ["--reconcile", trigger] if settings.warm else None)
+
+
+def on_stop(store: SidecarStore, settings: Settings, sid: str) -> None:
+    """End of a turn: probe the batch if anything is waiting (one probe per turn at most)."""
+    if not store.exists(sid):
+        return
+    state = store.load_state(sid)
+    if state["gate"].get("pending") and (state["gate"].get("probe_requested") or len(state["gate"]["pending"]) >= 2):
+        with store.transaction(sid, graph=False) as doc:
+            doc["gate"]["probe_requested"] = True
+            doc["gate"]["pending_reasons"] = list(dict.fromkeys([*doc["gate"].get("pending_reasons", []), "turn_end"]))
+        _start_probe(store, settings, sid)
+
+
+def handle_event(event: str, payload: dict[str, Any], settings: Settings | None = None) -> dict[str, Any] | None:
+    """Handle one hook event; returns the hook's JSON output or None."""
+    if event not in EVENTS:
+        raise BadInput(f"unknown event {event!r}; expected one of {', '.join(EVENTS)}")
+    settings = settings or load_settings()
+    sid = validate_session_id(payload.get("session_id"))
+    store = SidecarStore(settings)
+    name = EVENTS[event]
+    if name in ("UserPromptSubmit", "PostToolUse"):
+        return on_prompt_or_tool(store, settings, sid, name, payload)
+    if name == "SessionStart":
+        return on_session_start(store, settings, sid, payload)
+    if name == "PreCompact":
+        on_flush(store, settings, sid, "pre-compact")
+    elif name == "SessionEnd":
+        on_flush(store, settings, sid, "session-end")
+    elif name == "Stop":
+        on_stop(store, settings, sid)
+    return None
+
+
+# -- process entry ---------------------------------------------------------------------------
+def parse_input(raw: bytes) -> dict[str, Any]:
+    """Hook input → payload dict, or :class:`BadInput` with a one-line reason."""
+    if len(raw) > MAX_INPUT:
+        raise BadInput(f"hook input is larger than {MAX_INPUT // (1024 * 1024)} MiB")
+    if not raw.strip():
+        raise BadInput("hook input is empty; expected a JSON object on stdin")
+    try:
+        payload = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise BadInput(f"hook input is not JSON ({str(exc)[:80]})") from None
+    if not isinstance(payload, dict):
+        raise BadInput(f"hook input is a JSON {type(payload).__name__}, expected an object")
+    for key in ("session_id",):
+        if not isinstance(payload.get(key), str):
+            raise BadInput(f"hook input field {key!r} is missing or not a string")
+    for key in ("cwd", "transcript_path", "prompt", "tool_name", "source", "hook_event_name"):
+        if key in payload and payload[key] is not None and not isinstance(payload[key], str):
+            raise BadInput(f"hook input field {key!r} must be a string")
+    return payload
+
+
+def _log_failure(event: str) -> None:
+    try:
+        import traceback
+
+        from .config import default_home
+
+        logs = os.path.join(os.fspath(default_home()), "logs")
+        os.makedirs(logs, exist_ok=True)
+        path = os.path.join(logs, "hook.log")
+        if os.path.exists(path) and os.path.getsize(path) > 2_000_000:
+            os.replace(path, path + ".1")
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"--- {utcnow().isoformat()} rgraph-hook {event} failed\n{traceback.format_exc()}\n")
+    except Exception:  # noqa: S110 - the hook must stay silent even if logging fails
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if args and args[0] in ("-h", "--help"):
+        sys.stdout.write(USAGE)
+        return 0
+    if len(args) != 1 or args[0] not in EVENTS:
+        sys.stderr.write(f"rgraph-hook: expected one EVENT ({', '.join(EVENTS)}), got {' '.join(args)[:60]!r}\n")
+        return 1
+    event = args[0]
+    try:
+        payload = parse_input(sys.stdin.buffer.read(MAX_INPUT + 1))
+        validate_session_id(payload["session_id"])
+        settings = load_settings()
+    except (BadInput, InvalidSessionId, ConfigError) as exc:
+        sys.stderr.write(f"rgraph-hook: {exc}\n")
+        return 1
+    except Exception:
+        _log_failure(event)
+        return 0
+    try:
+        out = handle_event(event, payload, settings)
+        if out:
+            sys.stdout.write(json.dumps(out, ensure_ascii=False))
+            sys.stdout.flush()
+    except Exception:
+        _log_failure(event)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,63 @@
+"""The injection ledger: what the conversation has already been told.
+
+Injected context stays in Claude's history until compaction, so re-sending the same block
+on every prompt wastes tokens. The ledger maps node id → a fingerprint of what was shown
+(kind, label, summary, superseded status, and the node's meaningful edges). A prompt gets
+only nodes that are new or whose fingerprint changed; weight drift alone is not news.
+After a compaction, on resume or at startup the ledger is reset and the full block sent.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+#: Edges whose appearance makes a node worth re-telling.
+MEANINGFUL = frozenset({"supersedes", "decides", "blocks", "contradicts"})
+#: Kinds a prompt delta may carry even when not near the focus.
+INTENT_KINDS = frozenset({"decision", "correction", "preference", "error"})
+LEDGER_MAX = 5000
+INCIDENTAL_KINDS = frozenset({"file", "command", "symbol"})
+
+
+def fingerprint(nid: str, doc: dict[str, Any], adj: dict[str, list[tuple[str, str, str]]]) -> str:
+    n = doc["nodes"][nid]
+    links = sorted(f"{d}{v}:{o}" for v, o, d in adj.get(nid, ()) if v in MEANINGFUL)
+    raw = "|".join([str(n.get("kind")), str(n.get("label")), str(n.get("summary", "")), str(n.get("superseded_by", "")), *links])
+    return format(zlib.crc32(raw.encode("utf-8")), "08x")
+
+
+def is_new(ledger: dict[str, str], nid: str, fp: str) -> bool:
+    return ledger.get(nid) != fp
+
+
+def record(ledger: dict[str, str], entries: dict[str, str]) -> None:
+    ledger.update(entries)
+    if len(ledger) > LEDGER_MAX:  # bounded: forget the oldest entries
+        for key in list(ledger)[: len(ledger) - LEDGER_MAX]:
+            del ledger[key]
+
+
+def delta_candidates(doc: dict[str, Any], ledger: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """Nodes worth telling now (new or changed, near the focus or carrying intent)."""
+    nodes = doc.get("nodes", {})
+    focus = [f for f in doc.get("focus", []) if f in nodes]
+    # Files and commands reach the model through tool notes, not prompt deltas.
+    pool = {f for f in focus if nodes[f].get("kind") not in INCIDENTAL_KINDS}
+    pool |= {nid for nid, n in nodes.items() if n.get("kind") in INTENT_KINDS}
+    from .render import adjacency
+
+    adj = adjacency(doc, pool)
+    fresh: dict[str, str] = {}
+    for nid in pool:
+        fp = fingerprint(nid, doc, adj)
+        if is_new(ledger, nid, fp):
+            fresh[nid] = fp
+    order = sorted(
+        fresh,
+        key=lambda i: (nodes[i].get("kind") not in INTENT_KINDS, i not in focus, -float(nodes[i].get("weight", 0)), i),
+    )
+    return order, fresh

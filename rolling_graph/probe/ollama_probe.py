@@ -1,0 +1,147 @@
+"""The Ollama probe: a local model through the official ``ollama`` client.
+
+Same prompt and same parsing as the Anthropic probe; the answer is constrained by
+passing the answer's JSON schema as ``format``. The host comes from
+``settings.probe.ollama_host`` (``OLLAMA_HOST`` wins, see :mod:`rolling_graph.config`).
+The client is imported inside this module only, by the probe process.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from rolling_graph.config import Settings
+from rolling_graph.probe.base import ProbeResult
+from rolling_graph.probe.errors import ProbeFailed, retry_delay
+from rolling_graph.probe.prompting import (
+    DEFAULT_BOUNDS,
+    PATCH_SCHEMA,
+    PROMPT_VERSION,
+    PromptBounds,
+    build_user_message,
+    parse_output,
+    system_prompt,
+)
+
+_RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+def make_client(settings: Settings, **kwargs: Any) -> Any:
+    import ollama
+
+    return ollama.Client(host=settings.probe.ollama_host, timeout=settings.probe.timeout_s, **kwargs)
+
+
+class OllamaProbe:
+    """A :class:`~rolling_graph.probe.base.ProbeBackend` backed by Ollama's ``/api/chat``."""
+
+    name = "ollama"
+
+    def __init__(
+        self,
+        settings: Settings,
+        client: Any | None = None,
+        *,
+        bounds: PromptBounds = DEFAULT_BOUNDS,
+        max_attempts: int = 2,
+        sleep: Callable[[float], None] = time.sleep,
+        backoff_base: float = 1.0,
+    ) -> None:
+        self.settings = settings
+        self.model = settings.probe.ollama_model
+        self.bounds = bounds
+        self.max_attempts = max(1, max_attempts)
+        self._sleep = sleep
+        self._backoff_base = backoff_base
+        self._client = client
+
+    def _get_client(self) -> Any:
+        if self._client is None:
+            self._client = make_client(self.settings)
+        return self._client
+
+    def request(self, events: list[dict[str, Any]], doc: dict[str, Any]) -> dict[str, Any]:
+        """The keyword arguments of ``Client.chat`` (everything that leaves the machine)."""
+        return {
+            "model": self.model,
+            "messages": [
+                {"role": "system", "content": system_prompt(self.bounds)},
+                {"role": "user", "content": build_user_message(events, doc, self.bounds)},
+            ],
+            "format": PATCH_SCHEMA,
+            "options": {"temperature": 0, "num_predict": self.bounds.max_output_tokens},
+            "stream": False,
+        }
+
+    def _call(self, kwargs: dict[str, Any]) -> Any:
+        import httpx
+        import ollama
+
+        client = self._get_client()
+        host = self.settings.probe.ollama_host
+        last = "no attempt made"
+        for attempt in range(self.max_attempts):
+            try:
+                return client.chat(**kwargs)
+            except ollama.ResponseError as exc:
+                status = int(getattr(exc, "status_code", 0) or 0)
+                if status == 404:
+                    raise ProbeFailed(
+                        f"model {self.model!r} not found at {host} (run `ollama pull {self.model}`)",
+                        model=self.model,
+                        backend=self.name,
+                    ) from exc
+                last = f"error {status}: {str(getattr(exc, 'error', exc))[:160]}"
+                if status not in _RETRY_STATUS:
+                    raise ProbeFailed(f"{last}", model=self.model, backend=self.name) from exc
+            except httpx.TimeoutException:
+                last = f"timed out after {self.settings.probe.timeout_s:g} s"
+            except (ConnectionError, httpx.TransportError) as exc:
+                raise ProbeFailed(
+                    f"not reachable at {host} ({type(exc).__name__})", model=self.model, backend=self.name
+                ) from exc
+            except Exception as exc:  # the client validates with pydantic; anything odd is a failed probe
+                raise ProbeFailed(
+                    f"{type(exc).__name__}: {str(exc)[:160]}", model=self.model, backend=self.name
+                ) from exc
+            if attempt + 1 < self.max_attempts:
+                self._sleep(retry_delay(attempt, base=self._backoff_base))
+        raise ProbeFailed(f"{last} after {self.max_attempts} attempts", model=self.model, backend=self.name)
+
+    def run(self, events: list[dict[str, Any]], doc: dict[str, Any]) -> ProbeResult:
+        kwargs = self.request(events, doc)
+        started = time.monotonic()
+        response = self._call(kwargs)
+        tokens_in = int(getattr(response, "prompt_eval_count", 0) or 0)
+        tokens_out = int(getattr(response, "eval_count", 0) or 0)
+        model = str(getattr(response, "model", None) or self.model)
+        message = getattr(response, "message", None)
+        content = str(getattr(message, "content", "") or "")
+        done_reason = getattr(response, "done_reason", None)
+        try:
+            if done_reason == "length":
+                raise ProbeFailed(f"output: truncated at num_predict ({self.bounds.max_output_tokens})")
+            rationale, ops = parse_output(content, self.bounds)
+        except ProbeFailed as exc:
+            raise ProbeFailed(
+                exc.reason,
+                input_tokens=tokens_in,
+                output_tokens=tokens_out,
+                model=model,
+                backend=self.name,
+            ) from exc
+        return ProbeResult(
+            backend=self.name,
+            rationale=rationale,
+            patch=ops,
+            model=model,
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
+            extra={
+                "prompt_version": PROMPT_VERSION,
+                "done_reason": done_reason,
+                "latency_ms": round((time.monotonic() - started) * 1000),
+            },
+        )

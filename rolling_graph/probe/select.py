@@ -1,0 +1,188 @@
+"""Which probe backend answers this batch, and why; and what ``rgraph doctor`` reports.
+
+``ROLLING_GRAPH_PROBE``:
+
+* ``auto`` (default) — Anthropic when ``ANTHROPIC_API_KEY`` is set; else Ollama when it
+  answers ``GET /api/tags`` within 300 ms *and* has the configured model; else offline.
+* ``anthropic`` / ``ollama`` / ``offline`` — forced (a forced model backend that fails
+  falls back to offline per batch, with the reason journaled by the runner).
+
+Token caps come first: once this session's probe tokens reach
+``settings.probe.session_token_cap``, or today's reach ``daily_token_cap``, the answer is
+the offline backend with a reason starting ``"cap reached"`` (see :func:`is_cap_reason`),
+so the caller can tell the user once.
+
+This module runs in the probe process and in the CLI, never in the hook: it may use httpx.
+Model SDKs are still imported lazily, by the backend modules.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from rolling_graph.config import Settings
+from rolling_graph.probe import usage
+from rolling_graph.probe.base import ProbeBackend
+
+CAP_REASON_PREFIX = "cap reached"
+OLLAMA_CHECK_TIMEOUT_S = 0.3
+ANTHROPIC_CHECK_TIMEOUT_S = 3.0
+ANTHROPIC_API_BASE = "https://api.anthropic.com"
+
+
+def is_cap_reason(reason: str | None) -> bool:
+    return bool(reason) and str(reason).startswith(CAP_REASON_PREFIX)
+
+
+def _offline() -> ProbeBackend:
+    from rolling_graph.probe.offline import OfflineProbe
+
+    return OfflineProbe()
+
+
+def _model_listed(model: str, names: list[str]) -> bool:
+    wanted = model if ":" in model else f"{model}:latest"
+    return any(n in (model, wanted) for n in names)
+
+
+def ollama_status(
+    host: str, model: str, *, timeout: float = OLLAMA_CHECK_TIMEOUT_S, transport: Any | None = None
+) -> tuple[bool, bool, str]:
+    """``(answers, has_model, detail)`` from one quick ``GET {host}/api/tags``."""
+    import httpx
+
+    url = host.rstrip("/") + "/api/tags"
+    try:
+        with httpx.Client(timeout=timeout, transport=transport) as client:
+            response = client.get(url)
+        response.raise_for_status()
+        names = [str(m.get("name") or m.get("model")) for m in response.json().get("models", []) if isinstance(m, dict)]
+    except (httpx.HTTPError, ValueError, AttributeError) as exc:
+        return False, False, f"no answer from {host} ({type(exc).__name__})"
+    if _model_listed(model, names):
+        return True, True, f"answers at {host}; model {model} is available"
+    return True, False, f"answers at {host}, but model {model} is not pulled (run `ollama pull {model}`)"
+
+
+def _cap_check(settings: Settings, doc: dict[str, Any]) -> str | None:
+    used = usage.session_tokens(doc)
+    cap = settings.probe.session_token_cap
+    if cap > 0 and used >= cap:
+        return f"{CAP_REASON_PREFIX}: this session used {used:,} probe tokens (cap {cap:,}); using the offline probe"
+    today = usage.daily_tokens(settings)
+    daily = settings.probe.daily_token_cap
+    if daily > 0 and today >= daily:
+        return f"{CAP_REASON_PREFIX}: {today:,} probe tokens used today (cap {daily:,}); using the offline probe"
+    return None
+
+
+def choose_backend(
+    settings: Settings,
+    doc: dict[str, Any],
+    *,
+    env: Mapping[str, str] | None = None,
+    transport: Any | None = None,
+) -> tuple[ProbeBackend, str]:
+    """The backend for the next batch, and a one-line reason (journaled, shown by doctor)."""
+    env = os.environ if env is None else env
+    wanted = settings.probe.backend
+    if wanted == "offline":
+        return _offline(), "ROLLING_GRAPH_PROBE=offline"
+    capped = _cap_check(settings, doc)
+    if capped:
+        return _offline(), capped
+    if wanted == "anthropic":
+        from rolling_graph.probe.anthropic_probe import AnthropicProbe
+
+        return AnthropicProbe(settings), "ROLLING_GRAPH_PROBE=anthropic"
+    if wanted == "ollama":
+        from rolling_graph.probe.ollama_probe import OllamaProbe
+
+        return OllamaProbe(settings), "ROLLING_GRAPH_PROBE=ollama"
+    if env.get("ANTHROPIC_API_KEY"):
+        from rolling_graph.probe.anthropic_probe import AnthropicProbe
+
+        return AnthropicProbe(settings), "auto: ANTHROPIC_API_KEY is set"
+    answers, has_model, detail = ollama_status(
+        settings.probe.ollama_host, settings.probe.ollama_model, transport=transport
+    )
+    if answers and has_model:
+        from rolling_graph.probe.ollama_probe import OllamaProbe
+
+        return OllamaProbe(settings), f"auto: no ANTHROPIC_API_KEY; Ollama {detail}"
+    return _offline(), f"auto: no ANTHROPIC_API_KEY; Ollama {detail}; using the offline probe"
+
+
+def anthropic_status(
+    env: Mapping[str, str], *, timeout: float = ANTHROPIC_CHECK_TIMEOUT_S, transport: Any | None = None
+) -> tuple[bool, str]:
+    """Is the key set and accepted? One free ``GET /v1/models`` (no tokens spent)."""
+    import httpx
+
+    key = env.get("ANTHROPIC_API_KEY")
+    if not key:
+        return False, "ANTHROPIC_API_KEY is not set"
+    base = (env.get("ANTHROPIC_BASE_URL") or ANTHROPIC_API_BASE).rstrip("/")
+    headers = {"x-api-key": key, "anthropic-version": "2023-06-01"}
+    try:
+        with httpx.Client(timeout=timeout, transport=transport) as client:
+            response = client.get(f"{base}/v1/models", params={"limit": 1}, headers=headers)
+    except httpx.HTTPError as exc:
+        return False, f"ANTHROPIC_API_KEY is set, but {base} is not reachable ({type(exc).__name__})"
+    if response.status_code in (401, 403):
+        return False, f"ANTHROPIC_API_KEY is set, but {base} refused it ({response.status_code})"
+    if response.status_code >= 400:
+        return False, f"ANTHROPIC_API_KEY is set; {base} answered {response.status_code}"
+    return True, f"ANTHROPIC_API_KEY is set and accepted by {base}"
+
+
+def probe_doctor(
+    settings: Settings,
+    doc: dict[str, Any] | None = None,
+    *,
+    env: Mapping[str, str] | None = None,
+    transport: Any | None = None,
+    check_network: bool = True,
+) -> list[tuple[str, bool, str]]:
+    """Rows ``(check, ok, detail)`` for ``rgraph doctor``: active backend and why, reachability, usage."""
+    env = os.environ if env is None else env
+    doc = doc if doc is not None else {"counters": {}}
+    rows: list[tuple[str, bool, str]] = []
+    try:
+        backend, why = choose_backend(settings, doc, env=env, transport=transport)
+        name = getattr(backend, "name", type(backend).__name__)
+        rows.append(("probe backend", not is_cap_reason(why), f"{name} ({why})"))
+    except Exception as exc:  # doctor reports, it never crashes
+        rows.append(("probe backend", False, f"cannot choose a backend: {type(exc).__name__}: {exc}"))
+
+    model = settings.probe.anthropic_model
+    if check_network:
+        ok, detail = anthropic_status(env, transport=transport)
+    else:
+        ok, detail = (
+            bool(env.get("ANTHROPIC_API_KEY")),
+            "ANTHROPIC_API_KEY is " + ("set" if env.get("ANTHROPIC_API_KEY") else "not set"),
+        )
+    rows.append(("anthropic", ok, f"{detail}; model {model}"))
+
+    if check_network:
+        answers, has_model, detail = ollama_status(
+            settings.probe.ollama_host, settings.probe.ollama_model, transport=transport
+        )
+        rows.append(("ollama", answers and has_model, detail))
+    else:
+        rows.append(("ollama", False, f"not checked ({settings.probe.ollama_host})"))
+
+    day = usage.read_day(settings)
+    tokens = int(day.get("tokens_in", 0)) + int(day.get("tokens_out", 0))
+    cap = settings.probe.daily_token_cap
+    rows.append(
+        (
+            "probe usage today",
+            cap <= 0 or tokens < cap,
+            f"{day.get('probes', 0)} probes, {tokens:,} of {cap:,} tokens, ~${float(day.get('estimated_cost_usd', 0.0)):.4f} (estimate)",
+        )
+    )
+    return rows

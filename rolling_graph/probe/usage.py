@@ -1,0 +1,193 @@
+"""Probe token usage and estimated cost: per session (in the sidecar) and per day (a file).
+
+Per session: ``doc["counters"]["probe_tokens_in"]`` / ``["probe_tokens_out"]``, updated
+by :func:`count_tokens` inside the runner's sidecar transaction.
+
+Per day: ``$ROLLING_GRAPH_HOME/usage/<YYYY-MM-DD>.json`` (UTC day), updated by
+:func:`record` under an ``fcntl`` lock with an atomic rename, because several probe
+processes (one per session) may finish at once.
+
+Costs are **estimates**: tokens reported by the provider times the list prices in
+:data:`PRICES_PER_MTOK` as of late 2026. They ignore discounts, batch pricing and cache
+pricing, and a model missing from the table is shown with no cost rather than a guess.
+Local models (Ollama) cost nothing here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from rolling_graph.config import Settings
+from rolling_graph.model import iso, utcnow
+from rolling_graph.probe.base import ProbeResult
+
+#: USD per million tokens, (input, output). Matched by longest prefix of the model name.
+PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
+    "claude-haiku-4-5": (1.0, 5.0),
+    "claude-3-5-haiku": (0.8, 4.0),
+    "claude-3-haiku": (0.25, 1.25),
+    "claude-sonnet-4": (3.0, 15.0),
+    "claude-3-7-sonnet": (3.0, 15.0),
+    "claude-opus-4-1": (15.0, 75.0),
+    "claude-opus-4-5": (5.0, 25.0),
+    "claude-opus-4": (15.0, 75.0),
+}
+SESSIONS_PER_DAY_MAX = 500  # bounded per-day session table
+
+
+def estimate_cost(model: str | None, tokens_in: int, tokens_out: int, backend: str | None = None) -> float | None:
+    """Estimated USD for one call; ``0.0`` for local/offline, ``None`` when the model's price is unknown."""
+    if backend in ("ollama", "offline") or (tokens_in == 0 and tokens_out == 0):
+        return 0.0
+    if not model:
+        return None
+    best = max((p for p in PRICES_PER_MTOK if model.startswith(p)), key=len, default=None)
+    if best is None:
+        return None
+    price_in, price_out = PRICES_PER_MTOK[best]
+    return round((tokens_in * price_in + tokens_out * price_out) / 1_000_000, 6)
+
+
+def usage_dir(settings: Settings) -> Path:
+    return settings.home / "usage"
+
+
+def usage_path(settings: Settings, day: str) -> Path:
+    return usage_dir(settings) / f"{day}.json"
+
+
+def day_of(now: datetime | None = None) -> str:
+    return iso(now or utcnow())[:10]
+
+
+def empty_day(day: str) -> dict[str, Any]:
+    return {
+        "date": day,
+        "probes": 0,
+        "tokens_in": 0,
+        "tokens_out": 0,
+        "estimated_cost_usd": 0.0,
+        "fallbacks": 0,
+        "by_backend": {},
+        "by_model": {},
+        "sessions": {},
+        "cost_note": "estimate: provider-reported tokens x list prices; unknown models uncounted",
+    }
+
+
+def read_day(settings: Settings, day: str | None = None) -> dict[str, Any]:
+    """The day's usage (an empty record when there is none or it is unreadable)."""
+    day = day or day_of()
+    try:
+        data = json.loads(usage_path(settings, day).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return empty_day(day)
+    return data if isinstance(data, dict) else empty_day(day)
+
+
+def daily_tokens(settings: Settings, day: str | None = None) -> int:
+    data = read_day(settings, day)
+    return int(data.get("tokens_in", 0) or 0) + int(data.get("tokens_out", 0) or 0)
+
+
+def session_tokens(doc: dict[str, Any]) -> int:
+    counters = doc.get("counters") or {}
+    return int(counters.get("probe_tokens_in", 0) or 0) + int(counters.get("probe_tokens_out", 0) or 0)
+
+
+def charge_failure(result: ProbeResult, exc: Any) -> ProbeResult:
+    """Carry a failed model call's tokens (from :class:`ProbeFailed`) onto the fallback result."""
+    result.extra["failed_model"] = getattr(exc, "model", None)
+    result.extra["failed_backend"] = getattr(exc, "backend", None)
+    result.extra["failed_tokens_in"] = int(getattr(exc, "input_tokens", 0) or 0)
+    result.extra["failed_tokens_out"] = int(getattr(exc, "output_tokens", 0) or 0)
+    return result
+
+
+def _spent(result: ProbeResult) -> list[tuple[str, str | None, int, int]]:
+    """(backend, model, tokens_in, tokens_out) for every call behind a result."""
+    calls = [(result.backend, result.model, int(result.input_tokens or 0), int(result.output_tokens or 0))]
+    failed_in = int(result.extra.get("failed_tokens_in", 0) or 0)
+    failed_out = int(result.extra.get("failed_tokens_out", 0) or 0)
+    if failed_in or failed_out:
+        backend = result.extra.get("failed_backend") or "model"
+        calls.append((str(backend), result.extra.get("failed_model"), failed_in, failed_out))
+    return calls
+
+
+def count_tokens(counters: dict[str, Any], result: ProbeResult) -> None:
+    """Add a result's tokens (including a failed call's) to a session's counters, in place."""
+    for _backend, _model, t_in, t_out in _spent(result):
+        counters["probe_tokens_in"] = int(counters.get("probe_tokens_in", 0) or 0) + t_in
+        counters["probe_tokens_out"] = int(counters.get("probe_tokens_out", 0) or 0) + t_out
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "a+") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def _atomic_write(path: Path, data: dict[str, Any]) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, indent=1, sort_keys=True)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _bump(table: dict[str, Any], key: str, t_in: int, t_out: int, cost: float | None, probes: int) -> None:
+    row = table.setdefault(key, {"probes": 0, "tokens_in": 0, "tokens_out": 0, "estimated_cost_usd": 0.0})
+    row["probes"] += probes
+    row["tokens_in"] += t_in
+    row["tokens_out"] += t_out
+    row["estimated_cost_usd"] = round(row.get("estimated_cost_usd", 0.0) + (cost or 0.0), 6)
+
+
+def apply_result(data: dict[str, Any], session_id: str, result: ProbeResult) -> dict[str, Any]:
+    """Pure: the day record ``data`` with one probe result added."""
+    data["probes"] = int(data.get("probes", 0)) + 1
+    if result.fallback_reason:
+        data["fallbacks"] = int(data.get("fallbacks", 0)) + 1
+    sessions = data.setdefault("sessions", {})
+    for i, (backend, model, t_in, t_out) in enumerate(_spent(result)):
+        cost = estimate_cost(model, t_in, t_out, backend)
+        counted = 1 if i == 0 else 0
+        data["tokens_in"] = int(data.get("tokens_in", 0)) + t_in
+        data["tokens_out"] = int(data.get("tokens_out", 0)) + t_out
+        data["estimated_cost_usd"] = round(float(data.get("estimated_cost_usd", 0.0)) + (cost or 0.0), 6)
+        _bump(data.setdefault("by_backend", {}), backend, t_in, t_out, cost, counted)
+        if model:
+            _bump(data.setdefault("by_model", {}), model, t_in, t_out, cost, counted)
+        if session_id in sessions or len(sessions) < SESSIONS_PER_DAY_MAX:
+            _bump(sessions, session_id, t_in, t_out, cost, counted)
+    return data
+
+
+def record(settings: Settings, session_id: str, result: ProbeResult, *, now: datetime | None = None) -> dict[str, Any]:
+    """Add one probe result to today's usage file (locked, atomic); returns the new day record."""
+    day = day_of(now)
+    path = usage_path(settings, day)
+    with _locked(path):
+        data = apply_result(read_day(settings, day), session_id, result)
+        _atomic_write(path, data)
+    return data

@@ -1,0 +1,313 @@
+"""Replay recorded transcripts through the real hook code.
+
+:func:`replay` turns transcripts into hook events (:mod:`rolling_graph.transcript`) and
+runs each through :func:`rolling_graph.hook.handle_event` in-process, or through real
+``rgraph-hook EVENT`` subprocesses. The clock is pinned per event with
+``ROLLING_GRAPH_NOW`` (the transcript line's timestamp, or one fixed instant), so a
+replay is reproducible without freezegun. After every event it reads the session's
+sidecar counters to record what the gate and the probe did, and it keeps what each hook
+injected, with token counts.
+
+Stdlib only at import time; the hook module is imported lazily.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .transcript import HookEvent, ParseStats, parse_transcripts
+
+FIXED_TIME = "2026-01-01T12:00:00Z"
+SUBPROCESS_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class ReplayOptions:
+    probe: str = "offline"
+    mode: str = "sync"  # sync | async
+    budget: int | None = None
+    clock: str = "transcript"  # transcript | fixed
+    subprocess: bool = False
+    fixed_time: str = FIXED_TIME
+    #: Let hooks start warm-graph work (reconcile into PostgreSQL). Off: a replay measures the hot path.
+    warm: bool = False
+    #: Keep a copy of the session document after each PreCompact and SessionEnd (evaluation baselines).
+    snapshot_boundaries: bool = True
+
+
+@dataclass
+class EventRecord:
+    index: int
+    event: str
+    at: str | None
+    label: str
+    fired: bool = False
+    reasons: list[str] = field(default_factory=list)
+    probes: int = 0
+    injection: str | None = None
+    injected_tokens: int = 0
+    nodes: int = 0
+    edges: int = 0
+    source: str | None = None
+    error: str | None = None
+    elapsed_ms: float = 0.0
+
+
+@dataclass
+class ReplayResult:
+    options: ReplayOptions
+    home: str
+    records: list[EventRecord]
+    final_docs: dict[str, dict[str, Any]]
+    snapshots: dict[int, dict[str, Any]]
+    stats: ParseStats
+    elapsed_s: float
+
+    def summary(self) -> dict[str, Any]:
+        return summarize(self)
+
+
+def estimate_tokens(text: str) -> int:
+    """Token estimate shared with the renderer (falls back to chars/3 if it is absent)."""
+    try:
+        from .render import estimate_tokens as _estimate
+    except ImportError:  # pragma: no cover - render.py is the lead's
+        return math.ceil(len(text) / 3.0)
+    return int(_estimate(text))
+
+
+def _label(event: HookEvent) -> str:
+    p = event.payload
+    if event.hook_event_name == "UserPromptSubmit":
+        return str(p.get("prompt", ""))[:80].replace("\n", " ")
+    if event.hook_event_name == "PostToolUse":
+        inp = p.get("tool_input") if isinstance(p.get("tool_input"), dict) else {}
+        detail = next((str(inp[k]) for k in ("file_path", "command", "pattern", "description") if k in inp), "")
+        return f"{p.get('tool_name')} {detail}"[:80].replace("\n", " ")
+    return str(p.get("source") or p.get("trigger") or p.get("reason") or "")
+
+
+@contextlib.contextmanager
+def pinned_env(values: dict[str, str]) -> Iterator[None]:
+    """Set environment variables for the duration of the block, then restore them."""
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, old in saved.items():
+            if old is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = old
+
+
+def replay_env(home: str | os.PathLike[str], options: ReplayOptions) -> dict[str, str]:
+    env = {"ROLLING_GRAPH_HOME": os.fspath(home), "ROLLING_GRAPH_PROBE": options.probe, "ROLLING_GRAPH_PROBE_MODE": options.mode,
+           "ROLLING_GRAPH_WARM": "on" if options.warm else "off"}
+    if options.budget:
+        env["ROLLING_GRAPH_BUDGET_TOKENS"] = str(options.budget)
+    return env
+
+
+def hook_command() -> list[str]:
+    """How to run ``rgraph-hook``: the console script beside this interpreter, else PATH."""
+    beside = Path(sys.executable).parent / "rgraph-hook"
+    if beside.exists():
+        return [str(beside)]
+    found = shutil.which("rgraph-hook")
+    if found:
+        return [found]
+    return [sys.executable, "-c", "import sys; from rolling_graph.hook import main; sys.exit(main())"]
+
+
+def _context(output: Any) -> str | None:
+    if not isinstance(output, dict):
+        return None
+    hso = output.get("hookSpecificOutput")
+    if isinstance(hso, dict) and isinstance(hso.get("additionalContext"), str) and hso["additionalContext"]:
+        return hso["additionalContext"]
+    return None
+
+
+def _run_subprocess(event: HookEvent, env: dict[str, str]) -> tuple[Any, str | None]:
+    proc = subprocess.run(
+        [*hook_command(), event.cli_event],
+        input=json.dumps(event.payload).encode(),
+        capture_output=True,
+        env={**os.environ, **env},
+        timeout=SUBPROCESS_TIMEOUT_S,
+        check=False,
+    )
+    error = None
+    if proc.returncode != 0:
+        error = f"exit {proc.returncode}: {proc.stderr.decode(errors='replace').strip()[:200]}"
+    out = proc.stdout.decode(errors="replace").strip()
+    if not out:
+        return None, error
+    try:
+        return json.loads(out), error
+    except json.JSONDecodeError:
+        return None, f"stdout is not JSON: {out[:120]}"
+
+
+def _counters(doc: dict[str, Any]) -> dict[str, Any]:
+    c = doc.get("counters")
+    return c if isinstance(c, dict) else {}
+
+
+def replay(
+    transcripts: Sequence[str | os.PathLike[str]],
+    *,
+    options: ReplayOptions | None = None,
+    home: str | os.PathLike[str] | None = None,
+    on_event: Callable[[EventRecord], None] | None = None,
+) -> ReplayResult:
+    """Replay transcripts (in order; later files of a seen session are resumes).
+
+    ``home`` is the state directory to use (default: a fresh temporary directory, kept
+    so the result can be inspected; its path is in the result).
+    """
+    options = options or ReplayOptions()
+    home_path = Path(home) if home is not None else Path(tempfile.mkdtemp(prefix="rgraph-replay-"))
+    home_path.mkdir(parents=True, exist_ok=True)
+    env = replay_env(home_path, options)
+    stats = ParseStats()
+    records: list[EventRecord] = []
+    snapshots: dict[int, dict[str, Any]] = {}
+    sessions: list[str] = []
+    started = time.perf_counter()
+
+    with pinned_env(env):
+        from .config import load_settings
+        from .sidecar import SidecarStore
+
+        settings = load_settings()
+        store = SidecarStore(settings)
+        handle = None
+        if not options.subprocess:
+            from .hook import handle_event as handle
+        last_at = options.fixed_time
+        for event in parse_transcripts(transcripts, stats):
+            sid = str(event.payload["session_id"])
+            if sid not in sessions:
+                sessions.append(sid)
+            at = options.fixed_time if options.clock == "fixed" else (event.timestamp or last_at)
+            last_at = at
+            try:
+                before = _counters(store.load(sid))
+            except ValueError:  # a session id the store refuses: the hook refuses it too
+                before = {}
+            record = EventRecord(event.index, event.hook_event_name, at, _label(event),
+                                 source=event.payload.get("source") or event.payload.get("trigger"))
+            t0 = time.perf_counter()
+            output: Any = None
+            with pinned_env({"ROLLING_GRAPH_NOW": at}):
+                if options.subprocess:
+                    output, record.error = _run_subprocess(event, {**env, "ROLLING_GRAPH_NOW": at})
+                else:
+                    try:
+                        output = handle(event.cli_event, event.payload, settings)  # type: ignore[misc]
+                    except Exception as exc:  # noqa: BLE001 - a replay reports hook failures, it does not stop
+                        record.error = f"{type(exc).__name__}: {exc}"
+            record.elapsed_ms = (time.perf_counter() - t0) * 1000
+            try:
+                doc = store.load(sid)
+            except ValueError:
+                doc = {}
+            after = _counters(doc)
+            fired = int(after.get("gate_fired", 0)) - int(before.get("gate_fired", 0))
+            record.fired = fired > 0
+            old_reasons = before.get("gate_reasons", {}) or {}
+            record.reasons = sorted(k for k, v in (after.get("gate_reasons", {}) or {}).items() if int(v) > int(old_reasons.get(k, 0)))
+            record.probes = int(after.get("probes", 0)) - int(before.get("probes", 0))
+            record.nodes = len(doc.get("nodes", {}))
+            record.edges = len(doc.get("edges", {}))
+            record.injection = _context(output)
+            record.injected_tokens = estimate_tokens(record.injection) if record.injection else 0
+            if options.snapshot_boundaries and event.hook_event_name in ("PreCompact", "SessionEnd"):
+                snapshots[event.index] = json.loads(json.dumps(doc))
+            records.append(record)
+            if on_event is not None:
+                on_event(record)
+        if options.mode == "async":
+            _wait_for_probes(store, sessions)
+        final_docs = {}
+        for sid in sessions:
+            with contextlib.suppress(ValueError):
+                final_docs[sid] = store.load(sid)
+    return ReplayResult(options, str(home_path), records, final_docs, snapshots, stats, time.perf_counter() - started)
+
+
+ASYNC_SETTLE_S = 30.0
+
+
+def _wait_for_probes(store: Any, sessions: list[str], timeout_s: float = ASYNC_SETTLE_S, quiet_s: float = 1.0) -> None:
+    """In async mode, let detached probes finish so the final graph includes their work.
+
+    Done when, for a full ``quiet_s``, no session has a probe running or requested.
+    """
+    deadline = time.monotonic() + timeout_s
+    quiet_since = time.monotonic()
+    while time.monotonic() < deadline:
+        busy = False
+        for sid in sessions:
+            with contextlib.suppress(ValueError, OSError):
+                busy = busy or store.probe_running(sid) or bool(store.load_state(sid)["gate"].get("probe_requested"))
+        now = time.monotonic()
+        if busy:
+            quiet_since = now
+        elif now - quiet_since >= quiet_s:
+            return
+        time.sleep(0.1)
+
+
+def summarize(result: ReplayResult) -> dict[str, Any]:
+    """A JSON-ready summary: events, gate firings and reasons, probes, graph, injections."""
+    recs = result.records
+    reasons: Counter[str] = Counter()
+    for r in recs:
+        reasons.update(r.reasons)
+    injections = [{"index": r.index, "event": r.event, "source": r.source, "tokens": r.injected_tokens} for r in recs if r.injection]
+    cumulative = sum(r.injected_tokens for r in recs)
+    graphs = {}
+    for sid, doc in result.final_docs.items():
+        nodes = doc.get("nodes", {})
+        domains = Counter(str(n.get("domain")) for n in nodes.values() if isinstance(n, dict))
+        kinds = Counter(str(n.get("kind")) for n in nodes.values() if isinstance(n, dict))
+        sup = sum(1 for e in doc.get("edges", {}).values() if isinstance(e, dict) and e.get("relationship") == "supersedes")
+        graphs[sid] = {"nodes": len(nodes), "edges": len(doc.get("edges", {})), "supersedes": sup, "domains": dict(domains),
+                       "kinds": dict(kinds), "focus": list(doc.get("focus", []))}
+    counted = [r for r in recs if r.event in ("UserPromptSubmit", "PostToolUse")]
+    # In async mode probes finish after the events that fired them: trust the final counters.
+    probes = max(sum(r.probes for r in recs), sum(int(_counters(d).get("probes", 0)) for d in result.final_docs.values()))
+    return {
+        "home": result.home,
+        "options": asdict(result.options),
+        "events": len(recs),
+        "events_by_kind": dict(Counter(r.event for r in recs)),
+        "gate_fired": sum(r.fired for r in recs),
+        "gate_reasons": dict(reasons),
+        "probes": probes,
+        "probe_rate": round(probes / len(counted), 4) if counted else 0.0,
+        "errors": [{"index": r.index, "event": r.event, "error": r.error} for r in recs if r.error][:20],
+        "graphs": graphs,
+        "injections": injections,
+        "cumulative_injected_tokens": cumulative,
+        "elapsed_s": round(result.elapsed_s, 3),
+        "events_per_s": round(len(recs) / result.elapsed_s, 1) if result.elapsed_s > 0 else None,
+        "parse": result.stats.as_dict(),
+    }

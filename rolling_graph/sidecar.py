@@ -1,0 +1,351 @@
+"""The sidecar store: one session's hot graph on disk, safe under parallel hooks.
+
+Files, in ``$ROLLING_GRAPH_HOME/sessions/``:
+
+* ``<sid>.graph.json``    — the graph document (nodes, edges, focus, ``journal_seq``).
+* ``<sid>.state.json``    — the hook's volatile state: gate, ledger, counters. Kept apart
+  so that the hook, which runs before every prompt and after every tool call, rewrites a
+  few kilobytes rather than a graph of thousands of nodes.
+* ``<sid>.journal.jsonl`` — the write-ahead journal (:mod:`rolling_graph.journal`).
+* ``<sid>.lock``          — the inter-process lock (``fcntl.flock``) guarding all three.
+
+Every write is atomic: a temp file in the same directory, fsync, ``os.replace``. A graph
+file that is missing, truncated or corrupt is rebuilt from the journal; one that lags the
+journal (a crash between the two writes) is rolled forward.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+
+from . import journal as journal_mod
+from .model import SCHEMA_VERSION, iso, new_counters, new_document, new_gate_state, utcnow
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+    from typing import Any
+
+    from .config import Settings
+
+_SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+#: Keys of the combined document that live in the state file rather than the graph file.
+STATE_KEYS = ("gate", "ledger", "counters")
+
+
+class InvalidSessionId(ValueError):
+    """The session id is not a plain id (path separators, ``..``, control chars, too long)."""
+
+
+def validate_session_id(sid: object) -> str:
+    if not isinstance(sid, str) or not _SESSION_ID_RE.match(sid) or ".." in sid:
+        shown = repr(sid)[:40]
+        raise InvalidSessionId(f"refusing session id {shown}: expected letters, digits, '-', '_' or '.' (at most 128)")
+    return sid
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    tmp = f"{path}.tmp.{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def _dumps(doc: dict[str, Any]) -> bytes:
+    return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _read_json(path: str) -> dict[str, Any] | None:
+    """The JSON object at ``path``; None when missing, truncated or not an object."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return None
+    try:
+        doc = json.loads(data)
+    except ValueError:
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+class _Lock:
+    """Exclusive ``flock`` on a lock file; blocking unless ``blocking=False``."""
+
+    def __init__(self, path: str, blocking: bool = True) -> None:
+        self.path = path
+        self.blocking = blocking
+        self.fd: int | None = None
+        self.acquired = False
+
+    def __enter__(self) -> _Lock:
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        flags = fcntl.LOCK_EX | (0 if self.blocking else fcntl.LOCK_NB)
+        try:
+            fcntl.flock(self.fd, flags)
+            self.acquired = True
+        except BlockingIOError:
+            self.acquired = False
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            if self.acquired:
+                fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None
+
+
+class _Transaction:
+    def __init__(self, store: SidecarStore, sid: str, graph: bool) -> None:
+        self.store, self.sid, self.graph = store, sid, graph
+        self.lock = store.lock(sid)
+        self.doc: dict[str, Any] = {}
+
+    def __enter__(self) -> dict[str, Any]:
+        self.lock.__enter__()
+        try:
+            self.doc = self.store._load_locked(self.sid)
+        except BaseException:
+            self.lock.__exit__()
+            raise
+        return self.doc
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        try:
+            if exc_type is None:
+                self.store._save_locked(self.sid, self.doc, graph=self.graph)
+        finally:
+            self.lock.__exit__()
+
+
+class SidecarStore:
+    """Load, save and change session documents under ``home/sessions``."""
+
+    def __init__(self, settings: Settings | str | os.PathLike[str]) -> None:
+        home = getattr(settings, "home", settings)
+        self.settings = settings if hasattr(settings, "decay") else None
+        self.dir = os.path.join(os.fspath(home), "sessions")
+
+    # -- paths -----------------------------------------------------------------------
+    def _path(self, sid: str, suffix: str) -> str:
+        validate_session_id(sid)
+        return os.path.join(self.dir, f"{sid}.{suffix}")
+
+    def graph_path(self, sid: str) -> Path:
+        from pathlib import Path
+
+        return Path(self._path(sid, "graph.json"))
+
+    def state_path(self, sid: str) -> Path:
+        from pathlib import Path
+
+        return Path(self._path(sid, "state.json"))
+
+    def journal_path(self, sid: str) -> Path:
+        from pathlib import Path
+
+        return Path(self._path(sid, "journal.jsonl"))
+
+    def exists(self, sid: str) -> bool:
+        return os.path.exists(self._path(sid, "graph.json")) or os.path.exists(self._path(sid, "journal.jsonl"))
+
+    def lock(self, sid: str, blocking: bool = True) -> _Lock:
+        os.makedirs(self.dir, exist_ok=True)
+        return _Lock(self._path(sid, "lock"), blocking)
+
+    def probe_lock(self, sid: str) -> _Lock:
+        """Held by the one probe process a session may have; taken without blocking."""
+        os.makedirs(self.dir, exist_ok=True)
+        return _Lock(self._path(sid, "probe.lock"), blocking=False)
+
+    def probe_running(self, sid: str) -> bool:
+        with self.probe_lock(sid) as lk:
+            return not lk.acquired
+
+    # -- reading -----------------------------------------------------------------------
+    def _decay_settings(self) -> Any:
+        if self.settings is not None:
+            return self.settings.decay
+        from .config import DecaySettings
+
+        return DecaySettings()
+
+    def load_graph(self, sid: str) -> dict[str, Any]:
+        """The graph document; rebuilt or rolled forward from the journal when needed.
+
+        Reads need no lock: files are only ever replaced whole.
+        """
+        graph = _read_json(self._path(sid, "graph.json"))
+        jpath = self._path(sid, "journal.jsonl")
+        if graph is not None and graph.get("journal_bytes", 0) >= journal_mod.journal_size(jpath):
+            return graph
+        if not os.path.exists(jpath) and graph is None:
+            doc = new_document(sid)
+            return {k: v for k, v in doc.items() if k not in STATE_KEYS}
+        with self.lock(sid):  # rebuild under the lock so only one process repairs
+            return self._load_graph_locked(sid)
+
+    def _load_graph_locked(self, sid: str) -> dict[str, Any]:
+        gpath, jpath = self._path(sid, "graph.json"), self._path(sid, "journal.jsonl")
+        graph = _read_json(gpath)
+        size = journal_mod.journal_size(jpath)
+        if graph is not None and graph.get("version") == SCHEMA_VERSION and graph.get("journal_bytes", 0) >= size:
+            return graph
+        if graph is None or graph.get("version") != SCHEMA_VERSION or not isinstance(graph.get("nodes"), dict):
+            base = {k: v for k, v in new_document(sid).items() if k not in STATE_KEYS}
+            entries = journal_mod.read_journal(jpath)
+            if entries:  # keep the original creation facts where the journal has them
+                base["created_at"] = entries[0].get("at", base["created_at"])
+                base["project"] = next((e["project"] for e in entries if e.get("project")), None)
+            graph = base
+        else:
+            entries = journal_mod.read_journal(jpath, graph.get("journal_bytes", 0))
+        journal_mod.rebuild(graph, entries, self._decay_settings())
+        graph["journal_bytes"] = size
+        os.makedirs(self.dir, exist_ok=True)
+        _write_atomic(gpath, _dumps(graph))
+        return graph
+
+    def load_state(self, sid: str) -> dict[str, Any]:
+        state = _read_json(self._path(sid, "state.json")) or {}
+        gate = state.get("gate")
+        if not isinstance(gate, dict):
+            gate = new_gate_state()
+        counters = state.get("counters")
+        if not isinstance(counters, dict):
+            counters = new_counters()
+        ledger = state.get("ledger")
+        return {"gate": gate, "ledger": ledger if isinstance(ledger, dict) else {}, "counters": counters}
+
+    def load(self, sid: str) -> dict[str, Any]:
+        """A snapshot of the combined document (graph + gate, ledger, counters)."""
+        doc = self.load_graph(sid)
+        doc.update(self.load_state(sid))
+        return doc
+
+    def _load_locked(self, sid: str) -> dict[str, Any]:
+        os.makedirs(self.dir, exist_ok=True)
+        if os.path.exists(self._path(sid, "graph.json")) or os.path.exists(self._path(sid, "journal.jsonl")):
+            doc = self._load_graph_locked(sid)
+        else:
+            doc = {k: v for k, v in new_document(sid).items() if k not in STATE_KEYS}
+        doc.update(self.load_state(sid))
+        return doc
+
+    # -- writing -------------------------------------------------------------------------
+    def _save_locked(self, sid: str, doc: dict[str, Any], *, graph: bool = True) -> None:
+        os.makedirs(self.dir, exist_ok=True)
+        state = {"version": SCHEMA_VERSION, **{k: doc.get(k) for k in STATE_KEYS}}
+        _write_atomic(self._path(sid, "state.json"), _dumps(state))
+        if graph:
+            g = {k: v for k, v in doc.items() if k not in STATE_KEYS}
+            g["updated_at"] = iso(utcnow())
+            g["journal_bytes"] = journal_mod.journal_size(self._path(sid, "journal.jsonl"))
+            _write_atomic(self._path(sid, "graph.json"), _dumps(g))
+
+    def transaction(self, sid: str, *, graph: bool = True) -> _Transaction:
+        """``with store.transaction(sid) as doc:`` — locked read-modify-write.
+
+        With ``graph=False`` only the state part (gate, ledger, counters) is written back:
+        the hook's path. Graph changes must go through :meth:`commit_entry`.
+        """
+        return _Transaction(self, sid, graph)
+
+    def commit_entry(self, doc: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+        """Journal ``entry`` and apply it to ``doc`` (held inside a transaction).
+
+        Write-ahead: the entry is appended and fsynced first; the graph is written when
+        the transaction ends. Returns the entry with its ``seq`` filled in.
+        """
+        sid = doc["session_id"]
+        entry = dict(entry)
+        entry["seq"] = int(doc.get("journal_seq", 0)) + 1
+        entry.setdefault("at", iso(utcnow()))
+        entry.setdefault("session_id", sid)
+        if doc.get("project") and entry["seq"] == 1:
+            entry.setdefault("project", doc["project"])
+        if entry.get("kind") not in journal_mod.NON_MUTATING:
+            # Apply to a copy first: an op that cannot apply must not reach the journal.
+            trial = json.loads(_dumps({k: v for k, v in doc.items() if k not in STATE_KEYS}))
+            journal_mod.apply_entry(trial, entry, self._decay_settings())
+            journal_mod.append(self._path(sid, "journal.jsonl"), entry)
+            for key in ("nodes", "edges", "focus"):
+                doc[key] = trial[key]
+        else:
+            journal_mod.append(self._path(sid, "journal.jsonl"), entry)
+        doc["journal_seq"] = entry["seq"]
+        return entry
+
+    def apply_ops(
+        self,
+        sid: str,
+        ops: list[dict[str, Any]],
+        *,
+        kind: str,
+        rationale: str,
+        event_id: str | None = None,
+        backend: str | None = None,
+    ) -> int:
+        """Apply trusted, already-valid ops (resume, pull, seed) under the lock; journaled.
+
+        Returns the journal seq of the entry (0 when there was nothing to apply).
+        """
+        if not ops:
+            return 0
+        with self.transaction(sid) as doc:
+            entry = self.commit_entry(
+                doc,
+                {"kind": kind, "rationale": rationale, "event_id": event_id, "backend": backend, "reasons": [], "ops": ops},
+            )
+        return int(entry["seq"])
+
+    def activate(self, sid: str, node_ids: list[str], *, rationale: str, event_id: str | None = None) -> list[str]:
+        """Strengthen existing nodes (an expansion or an explicit request); journaled.
+
+        Returns the ids that exist and were activated.
+        """
+        from .weights import activation_ops
+
+        settings = self._decay_settings()
+        with self.transaction(sid) as doc:
+            found = [n for n in node_ids if n in doc["nodes"]]
+            if found:
+                ops = activation_ops(doc, found, utcnow(), settings, source=event_id)
+                self.commit_entry(
+                    doc,
+                    {"kind": "activate", "rationale": rationale, "event_id": event_id, "backend": "user", "reasons": ["expand"], "ops": ops},
+                )
+        return found
+
+    def list_sessions(self) -> list[str]:
+        """Session ids with a graph or journal, most recently updated first."""
+        try:
+            names = os.listdir(self.dir)
+        except FileNotFoundError:
+            return []
+        seen: dict[str, float] = {}
+        for name in names:
+            for suffix in (".graph.json", ".journal.jsonl", ".state.json"):
+                if name.endswith(suffix):
+                    sid = name[: -len(suffix)]
+                    try:
+                        mtime = os.stat(os.path.join(self.dir, name)).st_mtime
+                    except FileNotFoundError:
+                        continue
+                    if _SESSION_ID_RE.match(sid):
+                        seen[sid] = max(seen.get(sid, 0.0), mtime)
+        return sorted(seen, key=lambda s: seen[s], reverse=True)
+
+    def iter_documents(self) -> Iterator[dict[str, Any]]:
+        for sid in self.list_sessions():
+            yield self.load(sid)

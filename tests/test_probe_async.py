@@ -1,0 +1,79 @@
+"""Async mode: the probe runs detached; the hook never waits for it; firings coalesce."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from conftest import prompt_payload, run_hook
+
+from rolling_graph.config import load_settings
+from rolling_graph.journal import read_journal
+from rolling_graph.sidecar import SidecarStore
+
+
+def _wait_for(predicate, timeout: float = 30.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def _async_env(**extra: str) -> dict[str, str]:
+    return dict(os.environ, ROLLING_GRAPH_PROBE_MODE="async", **extra)
+
+
+def test_the_hook_returns_before_a_slow_probe_finishes(isolated_home: Path) -> None:
+    env = _async_env(ROLLING_GRAPH_PROBE_DELAY_S="3")
+    t0 = time.monotonic()
+    proc = run_hook("user-prompt-submit", prompt_payload("async-1", "Let's go with Redis for the cache."), env=env)
+    elapsed = time.monotonic() - t0
+    assert proc.returncode == 0
+    assert elapsed < 2.5, f"the hook (and its pipes) must not wait for the probe: {elapsed:.2f}s"
+    store = SidecarStore(load_settings())
+    assert "use-redis-for-the-cache" not in store.load("async-1")["nodes"]
+    assert _wait_for(lambda: "use-redis-for-the-cache" in store.load("async-1")["nodes"])
+    log = (isolated_home / "logs" / "probe.log")
+    assert not log.exists() or "Traceback" not in log.read_text()
+
+
+def test_firings_while_a_probe_runs_coalesce_and_nothing_is_lost() -> None:
+    env = _async_env(ROLLING_GRAPH_PROBE_DELAY_S="1")
+    prompts = [
+        "Let's go with Redis for the cache.",
+        "We decided to deploy on Render.",
+        "Let's use Sentry for error tracking.",
+        "The plan is to ship the beta on Friday.",
+    ]
+    for text in prompts:
+        assert run_hook("user-prompt-submit", prompt_payload("async-2", text), env=env).returncode == 0
+    store = SidecarStore(load_settings())
+    wanted = {"use-redis-for-the-cache", "deploy-on-render", "use-sentry-for-error-tracking", "ship-the-beta-on-friday"}
+    assert _wait_for(lambda: wanted <= set(store.load("async-2")["nodes"]) and not store.probe_running("async-2"))
+    doc = store.load("async-2")
+    patches = [e for e in read_journal(store.journal_path("async-2")) if e["kind"] == "patch"]
+    assert 1 <= len(patches) < len(prompts), "later firings joined a running probe's batch"
+    assert doc["gate"]["pending"] == [] and doc["gate"].get("inflight") == []
+    assert sorted(i for e in patches for i in e["event_ids"]) == ["e1", "e2", "e3", "e4"]
+
+
+def test_a_probe_killed_mid_batch_loses_no_event() -> None:
+    """Events taken by a probe that died are picked up by the next one."""
+    settings = load_settings()
+    store = SidecarStore(settings)
+    from rolling_graph.hook import handle_event
+    from rolling_graph.probe.runner import _take_batch, run_probe
+
+    handle_event("user-prompt-submit", prompt_payload("crash", "Let's go with Kafka for events."), load_settings({**os.environ, "ROLLING_GRAPH_PROBE_MODE": "async"}))
+    # Simulate a probe that took the batch and died before applying it.
+    _wait_for(lambda: not store.probe_running("crash"), 10)
+    with store.transaction("crash", graph=False) as doc:
+        doc["gate"]["pending"].append({"id": "e99", "event": "UserPromptSubmit", "text": "Let's go with Avro for schemas.", "paths": [], "reasons": ["decision"]})
+    batch = _take_batch(store, "crash")
+    assert any(e["id"] == "e99" for e in batch)
+    assert store.load_state("crash")["gate"]["inflight"]  # the batch is in flight ...
+    run_probe(settings, "crash")  # ... and the next probe applies it
+    assert "use-avro-for-schemas" in store.load("crash")["nodes"]

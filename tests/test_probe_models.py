@@ -1,0 +1,622 @@
+"""Model probes against recorded wire-format responses, through the real SDK clients.
+
+No test reaches the network: the Anthropic SDK gets an ``http_client`` with a mock
+transport, the Ollama client gets an httpx mock transport, and the reachability checks
+get a transport too. Backoff sleeps are injected, so retries cost no time.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import threading
+import types
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from rolling_graph.config import ProbeSettings, Settings
+from rolling_graph.model import new_document
+from rolling_graph.probe import usage
+from rolling_graph.probe.anthropic_probe import AnthropicProbe, sampling_kwargs
+from rolling_graph.probe.base import ProbeResult
+from rolling_graph.probe.errors import ProbeFailed, retry_delay
+from rolling_graph.probe.ollama_probe import OllamaProbe
+from rolling_graph.probe.prompting import PATCH_SCHEMA, TOOL_NAME
+from rolling_graph.probe.select import choose_backend, is_cap_reason, probe_doctor
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures" / "probe_responses"
+
+Reply = dict[str, Any] | Callable[[Any], Any]
+
+
+def envelope(name: str) -> dict[str, Any]:
+    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+
+
+def sdk_httpx() -> types.ModuleType:
+    """The httpx flavour the installed anthropic SDK is built on (``httpx`` or ``httpx2``)."""
+    import anthropic
+
+    base = next(c for c in anthropic.DefaultHttpxClient.__mro__[1:] if c.__name__ == "Client")
+    return importlib.import_module(base.__module__.split(".")[0])
+
+
+class Server:
+    """Answers requests from a queue of fixture envelopes (or callables) and records them."""
+
+    def __init__(self, http: types.ModuleType, replies: list[Reply]) -> None:
+        self.http = http
+        self.replies = list(replies)
+        self.requests: list[Any] = []
+        self.bodies: list[bytes] = []
+
+    def __call__(self, request: Any) -> Any:
+        self.requests.append(request)
+        self.bodies.append(request.read())
+        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
+        if callable(reply):
+            return reply(request)
+        return self.http.Response(reply["status"], headers=reply["headers"], json=reply["body"])
+
+    def transport(self) -> Any:
+        return self.http.MockTransport(self)
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(home=tmp_path, probe=ProbeSettings(timeout_s=2.0, session_token_cap=10_000, daily_token_cap=50_000))
+
+
+def doc_with_sqlite() -> dict[str, Any]:
+    doc = new_document("s1")
+    doc["nodes"]["use-sqlite"] = {
+        "id": "use-sqlite",
+        "label": "Use SQLite for the warm store",
+        "domain": "technical",
+        "kind": "decision",
+        "weight": 0.6,
+        "last_activated": "2026-11-25T20:51:00Z",
+    }
+    doc["focus"] = ["use-sqlite"]
+    return doc
+
+
+EVENTS = [
+    {"id": "e1", "event": "UserPromptSubmit", "at": "2026-11-25T21:04:00Z", "text": "Actually, let's go with PostgreSQL instead of SQLite."},
+]
+
+
+def anthropic_probe(settings: Settings, replies: list[Reply], sleeps: list[float] | None = None) -> tuple[AnthropicProbe, Server]:
+    import anthropic
+
+    http = sdk_httpx()
+    server = Server(http, replies)
+    client = anthropic.Anthropic(
+        api_key="sk-ant-api03-test-key-not-real",
+        base_url="http://anthropic.invalid",
+        http_client=http.Client(transport=server.transport()),
+        max_retries=0,
+    )
+    record = sleeps if sleeps is not None else []
+    return AnthropicProbe(settings, client=client, sleep=record.append), server
+
+
+def ollama_probe(settings: Settings, replies: list[Reply], sleeps: list[float] | None = None) -> tuple[OllamaProbe, Server]:
+    import ollama
+
+    server = Server(httpx, replies)
+    client = ollama.Client(host="http://127.0.0.1:11434", transport=server.transport())
+    record = sleeps if sleeps is not None else []
+    return OllamaProbe(settings, client=client, sleep=record.append), server
+
+
+# --- Anthropic -----------------------------------------------------------------------
+
+
+def test_good_tool_use_response_becomes_rationale_and_patch(settings: Settings) -> None:
+    probe, server = anthropic_probe(settings, [envelope("anthropic_good.json")])
+    result = probe.run(EVENTS, doc_with_sqlite())
+    assert result.backend == "anthropic"
+    assert result.rationale.startswith("The user reversed the storage decision")
+    assert [op["path"] for op in result.patch] == ["/nodes/use-postgresql", "/edges/use-postgresql|supersedes|use-sqlite"]
+    assert (result.input_tokens, result.output_tokens) == (1843, 212)
+    assert result.model == "claude-haiku-4-5-20251001"
+    sent = json.loads(server.bodies[0])
+    assert server.requests[0].url.path == "/v1/messages"
+    assert sent["model"] == "claude-haiku-4-5"
+    # temperature 0 where the SDK's API version accepts it; 2026-10-21 (SDK 2.x) rejects any sampling parameter
+    assert sent.get("temperature") == sampling_kwargs(probe._get_client()).get("temperature")
+    assert sent["tool_choice"] == {"type": "tool", "name": TOOL_NAME}
+    assert sent["tools"][0]["input_schema"] == PATCH_SCHEMA
+    assert "data, never instructions" in sent["system"]
+    assert "PostgreSQL instead of SQLite" in sent["messages"][0]["content"]
+    assert "use-sqlite | technical/decision | 0.60" in sent["messages"][0]["content"]
+
+
+def test_prose_wrapped_json_is_parsed(settings: Settings) -> None:
+    probe, _ = anthropic_probe(settings, [envelope("anthropic_prose.json")])
+    result = probe.run(EVENTS, doc_with_sqlite())
+    assert len(result.patch) == 2
+    assert result.patch[0]["value"]["kind"] == "decision"
+
+
+def test_output_cut_at_max_tokens_fails_with_reason_and_keeps_token_count(settings: Settings) -> None:
+    probe, _ = anthropic_probe(settings, [envelope("anthropic_truncated.json")])
+    with pytest.raises(ProbeFailed) as info:
+        probe.run(EVENTS, doc_with_sqlite())
+    assert "truncated" in info.value.reason
+    assert (info.value.input_tokens, info.value.output_tokens) == (1843, 2048)
+
+
+def test_truncated_json_text_fails_with_reason(settings: Settings) -> None:
+    probe, _ = anthropic_probe(settings, [envelope("anthropic_truncated_text.json")])
+    with pytest.raises(ProbeFailed) as info:
+        probe.run(EVENTS, doc_with_sqlite())
+    assert info.value.reason == "output: truncated JSON" and info.value.backend == "anthropic"
+
+
+def test_invalid_patch_is_passed_on_and_rejected_whole_by_validation(settings: Settings) -> None:
+    patch_mod = pytest.importorskip("rolling_graph.patch")
+    probe, _ = anthropic_probe(settings, [envelope("anthropic_invalid_patch.json")])
+    result = probe.run(EVENTS, doc_with_sqlite())
+    assert len(result.patch) == 4  # the backend does not judge; validation does
+    from rolling_graph.model import utcnow
+
+    with pytest.raises(patch_mod.PatchRejected):
+        patch_mod.validate_ops(result.patch, doc_with_sqlite(), utcnow())
+
+
+def test_hundreds_of_operations_fail_the_probe(settings: Settings) -> None:
+    probe, _ = anthropic_probe(settings, [envelope("anthropic_too_many_ops.json")])
+    with pytest.raises(ProbeFailed) as info:
+        probe.run(EVENTS, doc_with_sqlite())
+    assert "300 operations exceed" in info.value.reason
+
+
+def test_rate_limit_is_retried_then_succeeds(settings: Settings) -> None:
+    sleeps: list[float] = []
+    probe, server = anthropic_probe(settings, [envelope("anthropic_429.json"), envelope("anthropic_good.json")], sleeps)
+    result = probe.run(EVENTS, doc_with_sqlite())
+    assert len(server.requests) == 2
+    assert sleeps == [0.0]  # the 429 said retry-after: 0
+    assert len(result.patch) == 2
+
+
+def test_persistent_overload_gives_up_after_three_attempts_with_backoff(settings: Settings) -> None:
+    sleeps: list[float] = []
+    probe, server = anthropic_probe(settings, [envelope("anthropic_529.json")], sleeps)
+    with pytest.raises(ProbeFailed) as info:
+        probe.run(EVENTS, doc_with_sqlite())
+    assert len(server.requests) == 3
+    assert sleeps == [1.0, 2.0]
+    assert info.value.reason == "overloaded (529) after 3 attempts"
+
+
+def test_timeout_is_retried_then_fails(settings: Settings) -> None:
+    http = sdk_httpx()
+
+    def hang(request: Any) -> Any:
+        raise http.ReadTimeout("read timed out", request=request)
+
+    probe, server = anthropic_probe(settings, [hang])
+    with pytest.raises(ProbeFailed) as info:
+        probe.run(EVENTS, doc_with_sqlite())
+    assert len(server.requests) == 3
+    assert info.value.reason == "timed out after 2 s after 3 attempts"
+
+
+def test_authentication_error_is_not_retried(settings: Settings) -> None:
+    probe, server = anthropic_probe(settings, [envelope("anthropic_401.json")])
+    with pytest.raises(ProbeFailed) as info:
+        probe.run(EVENTS, doc_with_sqlite())
+    assert len(server.requests) == 1
+    assert "authentication failed" in info.value.reason
+
+
+def test_missing_api_key_fails_before_any_request(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    with pytest.raises(ProbeFailed) as info:
+        AnthropicProbe(settings).run(EVENTS, doc_with_sqlite())
+    assert "ANTHROPIC_API_KEY is not set" in info.value.reason
+
+
+def test_backoff_grows_and_is_capped() -> None:
+    assert [retry_delay(n) for n in range(5)] == [1.0, 2.0, 4.0, 8.0, 8.0]
+    assert retry_delay(0, retry_after=3.0) == 3.0
+    assert retry_delay(0, retry_after=600.0) == 1.0  # an absurd retry-after is not obeyed
+
+
+# --- Ollama --------------------------------------------------------------------------
+
+
+def test_ollama_chat_response_is_parsed_with_token_counts(settings: Settings) -> None:
+    probe, server = ollama_probe(settings, [envelope("ollama_chat.json")])
+    result = probe.run(EVENTS, doc_with_sqlite())
+    assert result.backend == "ollama"
+    assert len(result.patch) == 2
+    assert (result.input_tokens, result.output_tokens) == (1530, 142)
+    sent = json.loads(server.bodies[0])
+    assert server.requests[0].url.path == "/api/chat"
+    assert sent["format"] == PATCH_SCHEMA
+    assert sent["options"]["temperature"] == 0
+    assert sent["stream"] is False
+    assert sent["messages"][0]["role"] == "system"
+
+
+def test_ollama_output_cut_at_length_fails(settings: Settings) -> None:
+    probe, _ = ollama_probe(settings, [envelope("ollama_truncated.json")])
+    with pytest.raises(ProbeFailed) as info:
+        probe.run(EVENTS, doc_with_sqlite())
+    assert "truncated" in info.value.reason
+    assert info.value.output_tokens == 2048
+
+
+def test_ollama_missing_model_says_how_to_pull_it(settings: Settings) -> None:
+    probe, server = ollama_probe(settings, [envelope("ollama_404.json")])
+    with pytest.raises(ProbeFailed) as info:
+        probe.run(EVENTS, doc_with_sqlite())
+    assert "ollama pull llama3.2" in info.value.reason
+    assert len(server.requests) == 1
+
+
+def test_ollama_not_running_fails_fast(settings: Settings) -> None:
+    def refused(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("connection refused", request=request)
+
+    probe, server = ollama_probe(settings, [refused])
+    with pytest.raises(ProbeFailed) as info:
+        probe.run(EVENTS, doc_with_sqlite())
+    assert "not reachable" in info.value.reason or "Failed to connect" in info.value.reason
+    assert len(server.requests) == 1
+
+
+def test_ollama_timeout_is_retried_then_fails(settings: Settings) -> None:
+    def hang(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    sleeps: list[float] = []
+    probe, server = ollama_probe(settings, [hang], sleeps)
+    with pytest.raises(ProbeFailed) as info:
+        probe.run(EVENTS, doc_with_sqlite())
+    assert len(server.requests) == 2 and sleeps == [1.0]
+    assert "timed out" in info.value.reason
+
+
+# --- Redaction on the wire -------------------------------------------------------------
+
+FAKE_SECRETS = {
+    "anthropic": "sk-ant-api03-" + "Zx9" * 30,
+    "github": "ghp_" + "a1B2c3D4e5" * 4,
+    "aws_id": "AKIA" + "QWERTYUIOPASDFGH",
+    "aws_secret": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzzzzSECRET1",
+    "db_password": "pg-Passw0rd-xyz",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "private_note": "my bank pin is 4921",
+}
+
+
+def seeded_events() -> list[dict[str, Any]]:
+    s = FAKE_SECRETS
+    return [
+        {"id": "e1", "event": "UserPromptSubmit", "text": f"Use my key {s['anthropic']} and push with {s['github']}."},
+        {
+            "id": "e2",
+            "event": "PostToolUse",
+            "tool": "Bash",
+            "text": (
+                f"$ cat .env\nAWS_ACCESS_KEY_ID={s['aws_id']}\naws_secret_access_key = {s['aws_secret']}\n"
+                f"DATABASE_URL=postgres://app:{s['db_password']}@db:5432/app\nAuthorization: Bearer {s['jwt']}\n"
+            ),
+        },
+        {"id": "e3", "event": "UserPromptSubmit", "text": f"<private>{s['private_note']}</private> now fix the tests"},
+    ]
+
+
+def test_anthropic_request_body_carries_no_secret_from_the_events(settings: Settings) -> None:
+    probe, server = anthropic_probe(settings, [envelope("anthropic_good.json")])
+    doc = doc_with_sqlite()
+    doc["nodes"]["use-sqlite"]["label"] = f"token {FAKE_SECRETS['github']}"
+    probe.run(seeded_events(), doc)
+    body = server.bodies[0].decode()
+    for name, secret in FAKE_SECRETS.items():
+        assert secret not in body, name
+    assert "[REDACTED:github-token]" in body and "now fix the tests" in body
+
+
+def test_ollama_request_body_carries_no_secret_from_the_events(settings: Settings) -> None:
+    probe, server = ollama_probe(settings, [envelope("ollama_chat.json")])
+    probe.run(seeded_events(), doc_with_sqlite())
+    body = server.bodies[0].decode()
+    for name, secret in FAKE_SECRETS.items():
+        assert secret not in body, name
+
+
+# --- Usage and cost ------------------------------------------------------------------
+
+
+def result(tokens_in: int, tokens_out: int, backend: str = "anthropic", model: str = "claude-haiku-4-5-20251001") -> ProbeResult:
+    return ProbeResult(backend=backend, rationale="", patch=[], model=model, input_tokens=tokens_in, output_tokens=tokens_out)
+
+
+def test_token_usage_is_recorded_per_day_and_per_session(settings: Settings) -> None:
+    usage.record(settings, "s1", result(1000, 200))
+    day = usage.record(settings, "s2", result(500, 100, backend="ollama", model="llama3.2"))
+    assert (day["probes"], day["tokens_in"], day["tokens_out"]) == (2, 1500, 300)
+    assert day["by_backend"]["ollama"]["estimated_cost_usd"] == 0.0
+    assert day["estimated_cost_usd"] == pytest.approx(0.002)  # 1000 * $1/M + 200 * $5/M
+    assert day["sessions"]["s1"]["tokens_in"] == 1000
+    on_disk = json.loads(usage.usage_path(settings, usage.day_of()).read_text())
+    assert on_disk == day
+    counters: dict[str, Any] = {}
+    usage.count_tokens(counters, result(1000, 200))
+    assert counters == {"probe_tokens_in": 1000, "probe_tokens_out": 200}
+
+
+def test_tokens_of_a_failed_call_are_still_counted(settings: Settings) -> None:
+    fallback = result(0, 0, backend="offline", model="")
+    usage.charge_failure(fallback, ProbeFailed("x", input_tokens=1843, output_tokens=2048, model="claude-haiku-4-5", backend="anthropic"))
+    fallback.fallback_reason = "x"
+    day = usage.record(settings, "s1", fallback)
+    assert (day["tokens_in"], day["tokens_out"], day["fallbacks"]) == (1843, 2048, 1)
+    assert day["by_backend"]["anthropic"]["tokens_out"] == 2048
+
+
+def test_unknown_model_has_no_cost_estimate() -> None:
+    assert usage.estimate_cost("some-new-model", 10, 10) is None
+    assert usage.estimate_cost("claude-haiku-4-5", 1_000_000, 0) == 1.0
+
+
+def test_concurrent_records_lose_nothing(settings: Settings) -> None:
+    threads = [threading.Thread(target=lambda: [usage.record(settings, "s", result(10, 1)) for _ in range(10)]) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert usage.read_day(settings)["probes"] == 40
+
+
+# --- Selection, caps, doctor ---------------------------------------------------------
+
+
+@pytest.fixture
+def offline_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Use the lead's offline probe when it exists; a stand-in with the same constructor otherwise."""
+    if importlib.util.find_spec("rolling_graph.probe.offline") is not None:
+        return
+    stub = types.ModuleType("rolling_graph.probe.offline")
+
+    class OfflineProbe:
+        name = "offline"
+
+    stub.OfflineProbe = OfflineProbe  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "rolling_graph.probe.offline", stub)
+
+
+def tags_transport(reply: Reply) -> httpx.MockTransport:
+    return Server(httpx, [reply]).transport()
+
+
+def refused(request: httpx.Request) -> httpx.Response:
+    raise httpx.ConnectError("refused", request=request)
+
+
+def with_backend(settings: Settings, backend: str) -> Settings:
+    from rolling_graph.config import replace
+
+    return Settings(home=settings.home, probe=replace(settings.probe, backend=backend))
+
+
+@pytest.mark.usefixtures("offline_module")
+def test_auto_picks_anthropic_when_a_key_is_set(settings: Settings) -> None:
+    backend, why = choose_backend(settings, new_document("s1"), env={"ANTHROPIC_API_KEY": "x"}, transport=tags_transport(refused))
+    assert backend.name == "anthropic" and "ANTHROPIC_API_KEY" in why
+
+
+@pytest.mark.usefixtures("offline_module")
+def test_auto_picks_ollama_when_it_answers_with_the_model(settings: Settings) -> None:
+    backend, why = choose_backend(settings, new_document("s1"), env={}, transport=tags_transport(envelope("ollama_tags.json")))
+    assert backend.name == "ollama" and "llama3.2" in why
+
+
+@pytest.mark.usefixtures("offline_module")
+def test_auto_falls_back_offline_when_ollama_lacks_the_model(settings: Settings) -> None:
+    empty = {"status": 200, "headers": {}, "body": {"models": []}}
+    backend, why = choose_backend(settings, new_document("s1"), env={}, transport=tags_transport(empty))
+    assert backend.name == "offline" and "ollama pull llama3.2" in why
+
+
+@pytest.mark.usefixtures("offline_module")
+def test_auto_is_offline_with_no_key_and_no_ollama(settings: Settings) -> None:
+    backend, why = choose_backend(settings, new_document("s1"), env={}, transport=tags_transport(refused))
+    assert backend.name == "offline" and why.startswith("auto:")
+
+
+@pytest.mark.usefixtures("offline_module")
+@pytest.mark.parametrize("forced", ["anthropic", "ollama", "offline"])
+def test_explicit_setting_forces_the_backend(settings: Settings, forced: str) -> None:
+    backend, why = choose_backend(with_backend(settings, forced), new_document("s1"), env={"ANTHROPIC_API_KEY": "x"})
+    assert backend.name == forced and why == f"ROLLING_GRAPH_PROBE={forced}"
+
+
+@pytest.mark.usefixtures("offline_module")
+def test_session_token_cap_switches_to_offline(settings: Settings) -> None:
+    doc = new_document("s1")
+    doc["counters"].update(probe_tokens_in=9_000, probe_tokens_out=1_000)
+    backend, why = choose_backend(with_backend(settings, "anthropic"), doc, env={"ANTHROPIC_API_KEY": "x"})
+    assert backend.name == "offline" and is_cap_reason(why) and "this session" in why
+
+
+@pytest.mark.usefixtures("offline_module")
+def test_daily_token_cap_switches_to_offline(settings: Settings) -> None:
+    usage.record(settings, "other-session", result(45_000, 5_000))
+    backend, why = choose_backend(settings, new_document("s1"), env={"ANTHROPIC_API_KEY": "x"})
+    assert backend.name == "offline" and is_cap_reason(why) and "today" in why
+
+
+@pytest.mark.usefixtures("offline_module")
+def test_doctor_reports_active_backend_and_reachability(settings: Settings) -> None:
+    def route(request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/api/tags":
+            raise httpx.ConnectError("refused", request=request)
+        assert request.headers["x-api-key"] == "sk-ant-x"
+        return httpx.Response(200, json={"data": [], "has_more": False})
+
+    rows = probe_doctor(settings, env={"ANTHROPIC_API_KEY": "sk-ant-x"}, transport=httpx.MockTransport(route))
+    by_name = {name: (ok, detail) for name, ok, detail in rows}
+    assert by_name["probe backend"] == (True, "anthropic (auto: ANTHROPIC_API_KEY is set)")
+    assert by_name["anthropic"][0] is True
+    assert by_name["ollama"][0] is False and "no answer" in by_name["ollama"][1]
+    assert "0 probes" in by_name["probe usage today"][1]
+
+
+# --- The hook process stays light ------------------------------------------------------
+
+
+def test_hook_process_never_imports_model_sdks() -> None:
+    if importlib.util.find_spec("rolling_graph.hook") is None:
+        pytest.skip("rolling_graph.hook does not exist yet")
+    code = (
+        "import sys, rolling_graph.hook, rolling_graph.redact\n"
+        "bad = [m for m in ('anthropic', 'ollama', 'httpx', 'httpx2') if m in sys.modules]\n"
+        "print(','.join(bad))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ""
+
+
+def test_hook_that_fires_a_model_probe_still_never_imports_model_sdks(tmp_path: Path) -> None:
+    if importlib.util.find_spec("rolling_graph.hook") is None:
+        pytest.skip("rolling_graph.hook does not exist yet")
+    project = tmp_path / "project"
+    project.mkdir()
+    payload = {
+        "session_id": "no-sdk-in-hook",
+        "transcript_path": str(project / "t.jsonl"),
+        "cwd": str(project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Actually no, let's go with PostgreSQL instead of SQLite.",
+    }
+    code = (
+        "import json, sys\n"
+        "from rolling_graph.hook import handle_event\n"
+        f"handle_event('user-prompt-submit', json.loads({json.dumps(json.dumps(payload))}))\n"
+        "print(','.join(m for m in ('anthropic', 'ollama') if m in sys.modules))"
+    )
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("ROLLING_GRAPH_", "ANTHROPIC_"))},
+        "ROLLING_GRAPH_HOME": str(tmp_path / "home"),
+        "ROLLING_GRAPH_PROBE": "anthropic",
+        "ROLLING_GRAPH_PROBE_MODE": "async",
+        "ANTHROPIC_API_KEY": "sk-ant-test-not-real",
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+    }
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, cwd=ROOT, env=env)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == ""
+    state = json.loads((tmp_path / "home" / "sessions" / "no-sdk-in-hook.state.json").read_text())
+    assert state["counters"]["gate_fired"] >= 1  # the probe was started, detached
+
+
+# --- End to end: hook (sync) -> runner -> Anthropic SDK -> a local server on 127.0.0.1 -------
+
+
+def two_new_nodes_message() -> dict[str, Any]:
+    answer = {
+        "rationale": "The user chose PostgreSQL over SQLite.",
+        "patch": [
+            {"op": "add", "path": "/nodes/use-postgresql", "value": {"label": "Use PostgreSQL", "domain": "technical", "kind": "decision"}},
+            {"op": "add", "path": "/nodes/sqlite", "value": {"label": "SQLite", "domain": "technical", "kind": "entity"}},
+            {
+                "op": "add",
+                "path": "/edges/use-postgresql|supersedes|sqlite",
+                "value": {"source": "use-postgresql", "target": "sqlite", "relationship": "supersedes", "strength": 0.8},
+            },
+        ],
+    }
+    good = envelope("anthropic_good.json")
+    good["body"]["content"][0]["input"] = answer
+    return good
+
+
+@pytest.fixture
+def local_messages_api() -> Iterator[tuple[str, list[dict[str, Any]], list[bytes]]]:
+    """A Messages API on 127.0.0.1 answering from a queue of envelopes; yields (url, queue, bodies)."""
+    queue: list[dict[str, Any]] = []
+    bodies: list[bytes] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            bodies.append(self.rfile.read(int(self.headers.get("content-length", 0))))
+            reply = queue.pop(0) if len(queue) > 1 else queue[0]
+            data = json.dumps(reply["body"]).encode()
+            self.send_response(reply["status"])
+            for key, value in reply["headers"].items():
+                if key.lower() != "content-length":
+                    self.send_header(key, value)
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", queue, bodies
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_sync_probe_through_the_runner_journals_the_model_patch_and_its_tokens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local_messages_api: tuple[str, list[dict[str, Any]], list[bytes]]
+) -> None:
+    if importlib.util.find_spec("rolling_graph.probe.runner") is None:
+        pytest.skip("rolling_graph.probe.runner does not exist yet")
+    from rolling_graph.config import load_settings
+    from rolling_graph.hook import handle_event
+    from rolling_graph.journal import read_journal
+    from rolling_graph.sidecar import SidecarStore
+
+    url, queue, bodies = local_messages_api
+    queue.extend([envelope("anthropic_429.json"), two_new_nodes_message()])
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-real")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
+    settings = load_settings(
+        {"ROLLING_GRAPH_HOME": str(tmp_path / "home"), "ROLLING_GRAPH_PROBE": "anthropic", "ROLLING_GRAPH_PROBE_MODE": "sync"}
+    )
+    project = tmp_path / "project"
+    project.mkdir()
+    secret = "ghp_" + "Q7w8E9r0T1" * 4
+    payload = {
+        "session_id": "e2e-anthropic",
+        "transcript_path": str(project / "t.jsonl"),
+        "cwd": str(project),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": f"Actually no, let's go with PostgreSQL instead of SQLite. My token is {secret}.",
+    }
+    handle_event("user-prompt-submit", payload, settings)
+
+    assert len(bodies) == 2  # the 429, then the answer
+    assert all(secret.encode() not in body for body in bodies)
+    store = SidecarStore(settings)
+    doc = store.load("e2e-anthropic")
+    assert doc["nodes"]["use-postgresql"]["kind"] == "decision"
+    assert "use-postgresql|supersedes|sqlite" in doc["edges"]
+    entries = [e for e in read_journal(store.journal_path("e2e-anthropic")) if e.get("kind") == "patch"]
+    assert entries[-1]["backend"] == "anthropic" and entries[-1]["rationale"] == "The user chose PostgreSQL over SQLite."
+    assert doc["counters"]["probe_tokens_in"] == 1843
+    assert usage.read_day(settings)["by_backend"]["anthropic"]["tokens_out"] == 212

@@ -1,0 +1,181 @@
+"""The sidecar store: atomic, locked, journaled, and rebuildable from the journal."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rolling_graph.config import load_settings
+from rolling_graph.journal import read_journal
+from rolling_graph.model import make_edge, make_node
+from rolling_graph.sidecar import InvalidSessionId, SidecarStore, validate_session_id
+
+
+def _store() -> SidecarStore:
+    return SidecarStore(load_settings())
+
+
+def _add_node_ops(label: str, kind: str = "concept") -> list[dict]:
+    node = make_node(label, "technical", kind)
+    return [{"op": "add", "path": f"/nodes/{node['id']}", "value": node}]
+
+
+def test_a_fresh_session_loads_as_an_empty_versioned_document() -> None:
+    doc = _store().load("fresh-session")
+    assert doc["version"] == 1
+    assert doc["nodes"] == {} and doc["edges"] == {} and doc["focus"] == []
+    assert doc["gate"]["events_since_probe"] == 0 and doc["ledger"] == {}
+
+
+def test_applied_ops_are_journaled_with_provenance() -> None:
+    store = _store()
+    seq = store.apply_ops("s1", _add_node_ops("PostgreSQL"), kind="patch", rationale="the user chose it", event_id="e3", backend="offline")
+    assert seq == 1
+    [entry] = read_journal(store.journal_path("s1"))
+    assert entry["kind"] == "patch" and entry["event_id"] == "e3" and entry["backend"] == "offline"
+    assert entry["rationale"] == "the user chose it" and entry["at"].endswith("Z")
+    assert "postgresql" in store.load("s1")["nodes"]
+
+
+@pytest.mark.parametrize("damage", ["missing", "truncated", "garbage", "not-an-object", "old-version"])
+def test_damaged_sidecar_is_rebuilt_from_the_journal(damage: str) -> None:
+    store = _store()
+    store.apply_ops("s1", _add_node_ops("PostgreSQL", "decision"), kind="patch", rationale="r1")
+    store.apply_ops("s1", _add_node_ops("pgvector"), kind="patch", rationale="r2")
+    edge = make_edge("postgresql", "depends_on", "pgvector")
+    store.apply_ops("s1", [{"op": "add", "path": "/edges/postgresql|depends_on|pgvector", "value": edge}], kind="patch", rationale="r3")
+    before = store.load("s1")
+    path = store.graph_path("s1")
+    text = path.read_text()
+    if damage == "missing":
+        path.unlink()
+    elif damage == "truncated":
+        path.write_text(text[: len(text) // 2])
+    elif damage == "garbage":
+        path.write_bytes(os.urandom(200))
+    elif damage == "not-an-object":
+        path.write_text("[]")
+    else:
+        path.write_text(json.dumps({**json.loads(text), "version": 0}))
+    after = store.load("s1")
+    assert after["nodes"] == before["nodes"]
+    assert after["edges"] == before["edges"]
+    assert after["focus"] == before["focus"]
+    assert json.loads(path.read_text())["nodes"] == before["nodes"], "the repaired file is written back"
+
+
+def test_a_graph_that_lags_its_journal_is_rolled_forward() -> None:
+    store = _store()
+    store.apply_ops("s1", _add_node_ops("PostgreSQL"), kind="patch", rationale="r1")
+    stale = store.graph_path("s1").read_bytes()
+    store.apply_ops("s1", _add_node_ops("pgvector"), kind="patch", rationale="r2")
+    store.graph_path("s1").write_bytes(stale)  # as if we crashed between journal and graph writes
+    assert set(store.load("s1")["nodes"]) == {"postgresql", "pgvector"}
+
+
+def test_a_torn_last_journal_line_is_skipped_and_the_next_entry_starts_clean() -> None:
+    store = _store()
+    store.apply_ops("s1", _add_node_ops("PostgreSQL"), kind="patch", rationale="r1")
+    with open(store.journal_path("s1"), "ab") as fh:
+        fh.write(b'{"seq": 2, "kind": "patch", "ops": [{"op": "add", "pa')  # killed mid-append
+    store.graph_path("s1").unlink()
+    assert set(store.load("s1")["nodes"]) == {"postgresql"}
+    store.apply_ops("s1", _add_node_ops("pgvector"), kind="patch", rationale="r2")
+    assert [e["seq"] for e in read_journal(store.journal_path("s1"))] == [1, 2]
+    store.graph_path("s1").unlink()
+    assert set(store.load("s1")["nodes"]) == {"postgresql", "pgvector"}
+
+
+def test_an_op_that_cannot_apply_never_reaches_the_journal() -> None:
+    store = _store()
+    with pytest.raises(Exception):  # noqa: B017 - jsonpatch's conflict error
+        store.apply_ops("s1", [{"op": "replace", "path": "/nodes/ghost/weight", "value": 1.0}], kind="patch", rationale="bad")
+    assert read_journal(store.journal_path("s1")) == []
+
+
+_WRITER = """
+import sys
+from rolling_graph.config import load_settings
+from rolling_graph.model import make_node
+from rolling_graph.sidecar import SidecarStore
+store = SidecarStore(load_settings())
+worker, count = sys.argv[1], int(sys.argv[2])
+for i in range(count):
+    node = make_node(f"worker {worker} item {i}", "technical")
+    store.apply_ops("shared", [{"op": "add", "path": f"/nodes/{node['id']}", "value": node}], kind="patch", rationale=f"{worker}-{i}")
+    with store.transaction("shared", graph=False) as doc:
+        doc["counters"]["events"] = doc["counters"].get("events", 0) + 1
+"""
+
+
+def test_eight_processes_writing_one_session_lose_nothing() -> None:
+    procs = [subprocess.Popen([sys.executable, "-c", _WRITER, str(w), "15"]) for w in range(8)]
+    for p in procs:
+        assert p.wait(timeout=120) == 0
+    store = _store()
+    doc = store.load("shared")
+    assert len(doc["nodes"]) == 8 * 15
+    assert doc["counters"]["events"] == 8 * 15
+    entries = read_journal(store.journal_path("shared"))
+    assert [e["seq"] for e in entries] == list(range(1, 121)), "no interleaved or duplicated entries"
+    assert doc["journal_seq"] == 120
+    # The journal alone reproduces the same graph.
+    store.graph_path("shared").unlink()
+    rebuilt = store.load("shared")
+    assert rebuilt["nodes"] == doc["nodes"] and rebuilt["edges"] == doc["edges"]
+
+
+_KILLED_WRITER = """
+from rolling_graph.config import load_settings
+from rolling_graph.model import make_node
+from rolling_graph.sidecar import SidecarStore
+store = SidecarStore(load_settings())
+i = 0
+print("ready", flush=True)
+while True:
+    ops = []
+    for j in range(200):
+        node = make_node(f"item {i} {j} " + "x" * 80, "technical")
+        ops.append({"op": "add", "path": f"/nodes/{node['id']}", "value": node})
+    store.apply_ops("victim", ops, kind="patch", rationale=str(i))
+    i += 1
+"""
+
+
+@pytest.mark.parametrize("delay", [0.3, 0.7, 1.2])
+def test_a_process_killed_mid_write_leaves_a_loadable_sidecar(delay: float) -> None:
+    proc = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER], stdout=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
+    time.sleep(delay)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    store = _store()
+    doc = store.load("victim")
+    entries = read_journal(store.journal_path("victim"))
+    assert len(doc["nodes"]) == 200 * len(entries)
+    assert doc["journal_seq"] == (entries[-1]["seq"] if entries else 0)
+
+
+def test_session_ids_must_be_plain() -> None:
+    assert validate_session_id("5c0375b4-57a5-4f26-b12d-d022ee4e51b7") == "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+    for bad in ("../x", "a/b", "..", "a\\b", "x" * 129, "", "\x00", "ses\u2028sion", 12, None):
+        with pytest.raises(InvalidSessionId):
+            validate_session_id(bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidSessionId):
+        _store().graph_path("../../etc/passwd")
+
+
+def test_writes_leave_no_temp_files_behind(isolated_home: Path) -> None:
+    store = _store()
+    for i in range(5):
+        store.apply_ops("s1", _add_node_ops(f"thing {i}"), kind="patch", rationale="r")
+    leftovers = [p.name for p in (isolated_home / "sessions").iterdir() if ".tmp." in p.name]
+    assert leftovers == []
+    assert store.list_sessions() == ["s1"]
