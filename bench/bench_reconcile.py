@@ -158,8 +158,8 @@ def main() -> int:
         print(f"reconcile {args.hot:,} hot -> {args.warm:,} warm, merge committed in {elapsed:.3f} s "
               f"(target 2 s: {elapsed / 2:.2f}x of budget; {elapsed / baseline:.2f}x baseline {baseline:.3f} s into an empty project; "
               f"{result.nodes_new} new nodes, {result.edges_in} edges); idempotent re-run {noop * 1000:.0f} ms")
-        print(f"  after the merge commit: embedded {result.embedded} nodes in {result.embed_ms} ms; "
-              f"whole run incl. snapshot {total:.2f} s")
+        print(f"  then the resume snapshot, then embeddings: {result.embedded} nodes embedded in {result.embed_ms} ms "
+              f"(HNSW inserts); whole run {total:.2f} s")
 
         prompts = [" ".join(rng.choice(WORDS) for _ in range(8)) for _ in range(args.pulls)]
         pull_doc = new_document("bench-pull", root, now=NOW)

@@ -169,25 +169,23 @@ def register(app: typer.Typer) -> None:
 
 def hnsw_recall(conn: Any, model: str, dim: int, samples: int = 20, k: int = 10) -> float | None:
     """Mean recall@k of the model's HNSW index against exact search (same project, same model)."""
+    from reconcile import embeddings
+
     rows = conn.execute(
         "SELECT project_id, embedding::text FROM node_embeddings WHERE model = %s ORDER BY random() LIMIT %s", (model, samples)
     ).fetchall()
     if not rows:
         return None
     total = 0.0
-    cast = f"vector({int(dim)})"
+    query = embeddings.nearest_sql(model, dim)
     for pid, vec in rows:
         with conn.transaction():
-            conn.execute("SET LOCAL enable_seqscan = off")
-            approx = {r[0] for r in conn.execute(
-                f"SELECT node_id FROM node_embeddings WHERE model = %s AND project_id = %s "
-                f"ORDER BY embedding::{cast} <=> %s::{cast} LIMIT %s", (model, pid, vec, k))}
+            conn.execute("SET LOCAL hnsw.ef_search = 100")
+            approx = {r[0] for r in conn.execute(query, (vec, pid, vec, k))}
         with conn.transaction():
             conn.execute("SET LOCAL enable_indexscan = off")
             conn.execute("SET LOCAL enable_bitmapscan = off")
-            exact = {r[0] for r in conn.execute(
-                f"SELECT node_id FROM node_embeddings WHERE model = %s AND project_id = %s "
-                f"ORDER BY embedding::{cast} <=> %s::{cast} LIMIT %s", (model, pid, vec, k))}
+            exact = {r[0] for r in conn.execute(query, (vec, pid, vec, k))}
         total += len(approx & exact) / max(1, len(exact))
     return total / len(rows)
 

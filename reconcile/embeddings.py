@@ -159,17 +159,31 @@ def store(conn: Any, project_id: int, model: str, dim: int, rows: Sequence[tuple
     return len(rows)
 
 
+def nearest_sql(model: str, dim: int) -> Any:
+    """The nearest-neighbour query for one model; params ``(vector, project_id, vector, limit)``.
+
+    The model is inlined as a literal (not a parameter) so the planner can always match
+    the model's partial HNSW index, even for prepared (generic) plans.
+    """
+    from psycopg import sql
+
+    cast = sql.SQL(f"vector({int(dim)})")
+    return sql.SQL(
+        "SELECT node_id, 1 - (embedding::{cast} <=> %s::{cast}) AS sim FROM node_embeddings "
+        "WHERE model = {model} AND project_id = %s ORDER BY embedding::{cast} <=> %s::{cast} LIMIT %s"
+    ).format(cast=cast, model=sql.Literal(model))
+
+
 def similar(
     conn: Any, project_id: int, model: str, dim: int, query: Sequence[float], limit: int = 50, ef_search: int = 100
 ) -> list[tuple[str, float]]:
-    """Nearest nodes of one project by cosine similarity, using only vectors of ``model``."""
+    """Nearest nodes of one project by cosine similarity, using only vectors of ``model``.
+
+    Call inside a transaction (``hnsw.ef_search`` is set for it only).
+    """
     conn.execute(f"SET LOCAL hnsw.ef_search = {int(ef_search)}")
-    rows = conn.execute(
-        f"SELECT node_id, 1 - (embedding::vector({int(dim)}) <=> %s::vector({int(dim)})) AS sim "
-        f"FROM node_embeddings WHERE model = %s AND project_id = %s "
-        f"ORDER BY embedding::vector({int(dim)}) <=> %s::vector({int(dim)}) LIMIT %s",
-        (vector_literal(query), model, project_id, vector_literal(query), limit),
-    ).fetchall()
+    literal = vector_literal(query)
+    rows = conn.execute(nearest_sql(model, dim), (literal, project_id, literal, limit)).fetchall()
     return [(r[0], float(r[1])) for r in rows]
 
 

@@ -32,6 +32,8 @@ def pull_ops(
 ) -> list[dict[str, Any]]:
     """RFC 6902 ops adding the best-ranked warm nodes (and edges among them) the hot doc lacks."""
     now = now or utcnow()
+    if not doc.get("project"):
+        return []
     root = doc_project(doc)
     pid = project_id(conn, root)
     if pid is None:

@@ -21,7 +21,7 @@ from typing import Any
 from reconcile import embeddings, merge
 from rolling_graph.config import Settings
 from rolling_graph.model import DOMAINS, KINDS, LABEL_MAX, SUMMARY_MAX, VERBS, parse_iso, utcnow
-from rolling_graph.project import project_key, project_root
+from rolling_graph.project import project_key
 
 #: Test hook: seconds to sleep while holding the transaction (crash-safety tests).
 SLEEP_IN_TX_ENV = "ROLLING_GRAPH_TEST_SLEEP_IN_TX"
@@ -73,8 +73,16 @@ def load_sidecar(settings: Settings, session_id: str) -> dict[str, Any] | None:
         return None
 
 
+class MissingProject(ValueError):
+    """The sidecar does not say which project it belongs to; it cannot be merged safely."""
+
+
 def doc_project(doc: dict[str, Any]) -> str:
-    return str(doc.get("project") or project_root(None))
+    """The project root the sidecar belongs to (never guessed from this process's cwd)."""
+    project = doc.get("project")
+    if not isinstance(project, str) or not project:
+        raise MissingProject(f"sidecar of session {doc.get('session_id')} has no project; it was not reconciled")
+    return project
 
 
 def _time(text: Any, fallback: datetime) -> datetime:
@@ -166,9 +174,9 @@ def reconcile_doc(
     """Merge ``doc`` (a hot sidecar document) into the warm graph.
 
     The merge (nodes, edges, contributions, session position, audit row) commits in ONE
-    transaction. Embeddings are derived data: they are computed and stored after that
-    commit (HNSW inserts are the slow part), and any a crash loses are filled in by the
-    next reconciliation or ``rgraph recover``. Then the resume snapshot is rewritten.
+    transaction; then the resume snapshot is rewritten. Embeddings are derived data:
+    they are computed and stored last, in their own transaction (HNSW inserts are the
+    slow part), and any a crash loses are filled in by ``rgraph recover``.
     """
     started = time.perf_counter()
     now = utcnow()
@@ -205,13 +213,13 @@ def reconcile_doc(
             "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (pid, session_id, trigger, seq, len(nodes), nodes_new, len(edges), edges_new, duration_ms),
         )
-    merged_at = time.perf_counter()
-    embedded = embed_nodes(conn, embedder or embeddings.get_embedder(settings), pid, nodes)
-    embed_ms = int((time.perf_counter() - merged_at) * 1000)
-    if write_snapshot:
+    if write_snapshot:  # before embedding: the snapshot needs none, and resume should not wait for HNSW inserts
         from reconcile import resume
 
         resume.refresh_snapshot(conn, settings, root)
+    merged_at = time.perf_counter()
+    embedded = embed_nodes(conn, embedder or embeddings.get_embedder(settings), pid, nodes)
+    embed_ms = int((time.perf_counter() - merged_at) * 1000)
     return ReconcileResult(session_id, root, trigger, seq, False, len(nodes), nodes_new, len(edges), edges_new,
                            duration_ms, embedded, embed_ms, int((time.perf_counter() - started) * 1000))
 

@@ -111,7 +111,7 @@ def stale_sessions(settings: Settings, conn: Any) -> list[tuple[str, dict[str, A
     for path in sorted(settings.sessions_dir.glob("*.graph.json")):
         sid = path.name[: -len(".graph.json")]
         doc = load_sidecar(settings, sid)
-        if doc is None or not doc.get("nodes"):
+        if doc is None or not doc.get("nodes") or not doc.get("project"):
             continue
         if int(doc.get("journal_seq") or 0) > done.get(sid, -1):
             out.append((sid, doc))

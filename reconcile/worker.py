@@ -24,7 +24,7 @@ def _emit(payload: dict[str, object]) -> None:
 
 def cmd_reconcile(settings: Settings, session_id: str, trigger: str) -> int:
     from reconcile import db, recover
-    from reconcile.reconcile import load_sidecar, reconcile_session
+    from reconcile.reconcile import MissingProject, load_sidecar, reconcile_session
 
     doc = load_sidecar(settings, session_id)
     if doc is None:
@@ -32,6 +32,9 @@ def cmd_reconcile(settings: Settings, session_id: str, trigger: str) -> int:
         return 1
     try:
         result = reconcile_session(settings, session_id, trigger, doc=doc)
+    except MissingProject as exc:
+        _emit({"op": "reconcile", "session": session_id, "error": str(exc)})
+        return 1
     except db.DatabaseUnavailable as exc:
         path = recover.enqueue(settings, session_id, trigger, doc, str(exc))
         _emit({"op": "reconcile", "session": session_id, "queued": str(path), "reason": str(exc)})

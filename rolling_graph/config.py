@@ -7,10 +7,10 @@ function hides a magic number. Stdlib only: this is imported by the hook process
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-TYPE_CHECKING = False  # keep typing/dataclasses off the hook path (import cost)
+TYPE_CHECKING = False  # keep typing, dataclasses and pathlib off the hook path (import cost)
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 
@@ -138,7 +138,8 @@ class Settings:
         probe: ProbeSettings | None = None,
         warm: bool = True,
     ) -> None:
-        self.home = Path(home)
+        #: The state directory as a string; :attr:`home` is the same as a ``Path``.
+        self.home_dir = os.fspath(os.path.expanduser(home))
         self.dsn = dsn
         #: Whether hooks start warm-graph work (reconcile, pull, recover). ROLLING_GRAPH_WARM=off
         #: keeps a session purely local (tests, replays, users without a database).
@@ -148,8 +149,14 @@ class Settings:
         self.render = render or RenderSettings()
         self.probe = probe or ProbeSettings()
 
+    @property
+    def home(self) -> Path:
+        from pathlib import Path  # ~7 ms to import: only paid off the hook's hot path
+
+        return Path(self.home_dir)
+
     def __repr__(self) -> str:
-        return f"Settings(home={str(self.home)!r}, dsn={'set' if self.dsn else None}, probe={self.probe.backend}/{self.probe.mode})"
+        return f"Settings(home={self.home_dir!r}, dsn={'set' if self.dsn else None}, probe={self.probe.backend}/{self.probe.mode})"
 
     @property
     def sessions_dir(self) -> Path:
@@ -167,13 +174,15 @@ _PROBE_BACKENDS = ("auto", "anthropic", "ollama", "offline")
 _PROBE_MODES = ("async", "sync")
 
 
-def default_home(env: dict[str, str] | os._Environ[str] | None = None) -> Path:
+def default_home(env: dict[str, str] | os._Environ[str] | None = None) -> str:
+    """The state directory: ``$ROLLING_GRAPH_HOME``, else ``$CLAUDE_PLUGIN_DATA``, else
+    ``~/.claude/rolling-graph``."""
     env = os.environ if env is None else env
     if env.get("ROLLING_GRAPH_HOME"):
-        return Path(env["ROLLING_GRAPH_HOME"]).expanduser()
+        return os.path.expanduser(env["ROLLING_GRAPH_HOME"])
     if env.get("CLAUDE_PLUGIN_DATA"):
-        return Path(env["CLAUDE_PLUGIN_DATA"]).expanduser()
-    return Path.home() / ".claude" / "rolling-graph"
+        return os.path.expanduser(env["CLAUDE_PLUGIN_DATA"])
+    return os.path.join(os.path.expanduser("~"), ".claude", "rolling-graph")
 
 
 def _section(data: dict[str, Any], name: str, cls: type) -> Any:
@@ -205,12 +214,13 @@ def load_settings(env: dict[str, str] | os._Environ[str] | None = None) -> Setti
     env = os.environ if env is None else env
     home = default_home(env)
     data: dict[str, Any] = {}
-    cfg = home / "config.toml"
-    if cfg.is_file():
+    cfg = os.path.join(home, "config.toml")
+    if os.path.isfile(cfg):
         import tomllib  # only when a config file exists
 
         try:
-            data = tomllib.loads(cfg.read_text(encoding="utf-8"))
+            with open(cfg, encoding="utf-8") as fh:
+                data = tomllib.loads(fh.read())
         except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{cfg}: cannot read config ({exc}); fix or delete the file") from exc
     gate = _section(data, "gate", GateSettings)

@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import re
 
+from .lazyre import lazy
 from .model import slugify
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_PATH_RE = re.compile(r"(?<![\w/.-])(?:~?/)?(?:[\w.@-]+/)+[\w@-][\w.@-]*\.[A-Za-z0-9]{1,8}\b|(?<![\w/.-])[\w-]+\.(?:py|js|ts|tsx|jsx|rs|go|java|rb|md|json|toml|yaml|yml|sql|sh|css|html|txt|cfg|ini|lock)\b")
-_CODE_RE = re.compile(r"`([^`\n]{2,60})`")
-_CAMEL_RE = re.compile(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[a-z]+(?:[A-Z][a-z0-9]+)+\b")
-_SNAKE_RE = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
-_CAPS_RE = re.compile(r"\b[A-Z][a-zA-Z0-9+#.]*[a-zA-Z0-9+#](?:\s+[A-Z][a-zA-Z0-9+#]+)*\b")
-_WORD_RE = re.compile(r"[a-z0-9][a-z0-9+#.-]*")
-_SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
+_PATH_RE = lazy(r"(?<![\w/.-])(?:~?/)?(?:[\w.@-]+/)+[\w@-][\w.@-]*\.[A-Za-z0-9]{1,8}\b|(?<![\w/.-])[\w-]+\.(?:py|js|ts|tsx|jsx|rs|go|java|rb|md|json|toml|yaml|yml|sql|sh|css|html|txt|cfg|ini|lock)\b")
+_CODE_RE = lazy(r"`([^`\n]{2,60})`")
+_CAMEL_RE = lazy(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[a-z]+(?:[A-Z][a-z0-9]+)+\b")
+_SNAKE_RE = lazy(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+_CAPS_RE = lazy(r"\b[A-Z][a-zA-Z0-9+#.]*[a-zA-Z0-9+#](?:\s+[A-Z][a-zA-Z0-9+#]+)*\b")
+_WORD_RE = lazy(r"[a-z0-9][a-z0-9+#.-]*")
+_SENTENCE_RE = lazy(r"(?<=[.!?;])\s+|\n+")
 
 #: Capitalised words that are not names.
 _STOP = frozenset(
@@ -76,22 +77,26 @@ DOMAIN_WORDS: dict[str, frozenset[str]] = {
     ),
 }
 
-DECISION_RE = re.compile(
+DECISION_RE = lazy(
     r"\b(let'?s go with|let us go with|let'?s use|we(?:'ll| will) (?:go with|use)|i(?:'ve| have)? decided|we(?:'ve| have)? decided|"
     r"decided (?:to|on)|decision(?: is)?:|the plan is|going with|we should use|settled on|opt(?:ing)? for|"
-    r"switch(?:ing)? to|standardi[sz]e on|from now on|always use|never use|we(?:'re| are) using)\b",
+    r"switch(?:ing)? to|standardi[sz]e on|from now on|always use|never use|we(?:'re| are) using)\b"
+    # A sentence that opens with an imperative choice is a decision too: "Use a Lua script…".
+    r"|(?:^|(?<=[.!?;] )|(?<=\n))(?:use|store|keep|put|host|deploy)\b(?= (?:the |a |an )?[\w./-]+)",
     re.IGNORECASE,
 )
-CORRECTION_RE = re.compile(
-    r"(?:^|[\s,.;!(])(actually|wait|scratch that|not that|that'?s (?:wrong|not right)|no,|nope|instead of|rather than|"
+#: Decision openers that are the decision's own verb (kept in the label).
+_IMPERATIVES = frozenset({"use", "store", "keep", "put", "host", "deploy"})
+CORRECTION_RE = lazy(
+    r"(?:^|[\s,.;!(])(actually|wait|scratch that|not that|that'?s (?:wrong|not right)|no,|nope|"
     r"i meant|correction:|revert(?:ing)? (?:that|the)|change of plan|on second thought)(?=$|[\s,.;!:)—-])",
     re.IGNORECASE,
 )
-_LEAD_CORRECTION_RE = re.compile(
+_LEAD_CORRECTION_RE = lazy(
     r"\s*(?:actually|wait|scratch that|not that|no|nope|correction|change of plan|on second thought|i meant|hmm)\b[\s,:;.!—-]*",
     re.IGNORECASE,
 )
-_NEGATED_RE = re.compile(r"\b(?:not|don'?t use|no longer|drop|instead of|rather than|replace)\s+([\w+#-]+(?:\.[\w+#-]+)*)", re.IGNORECASE)
+_NEGATED_RE = lazy(r"\b(?:not|don'?t use|no longer|drop|instead of|rather than|replace)\s+([\w+#-]+(?:\.[\w+#-]+)*)", re.IGNORECASE)
 
 
 def sentences(text: str) -> list[str]:
@@ -170,14 +175,14 @@ def has_correction(text: str) -> bool:
     return CORRECTION_RE.search(text) is not None
 
 
-POSITIVE_RE = re.compile(r"\b(?:use|go with|switch to|pick|choose|prefer|move to|stick with)\b", re.IGNORECASE)
-_REASON_CUT_RE = re.compile(r"[,;:(]|\s[—–]\s|\s(?:since|because|as|so that|which|but|and then)\s", re.IGNORECASE)
+POSITIVE_RE = lazy(r"\b(?:use|go with|switch to|pick|choose|prefer|move to|stick with)\b", re.IGNORECASE)
+_REASON_CUT_RE = lazy(r"[,;:(]|\s[—–]\s|\s(?:since|because|as|so|so that|which|but|and then)\s", re.IGNORECASE)
 #: Verbs a decision label may start with; other gists get "Use " in front, so a decision
 #: ("Use Render") never shares an id with the thing it is about ("Render").
 _LEAD_VERBS = frozenset(
     """use deploy add write build move keep switch run ship store send put make drop remove replace rename
     split merge cache index migrate host adopt pick choose prefer stick start stop skip avoid never always
-    call name go rewrite document test require support""".split()
+    call name go rewrite document test require support fall retry limit""".split()
 )
 
 
@@ -193,7 +198,7 @@ def statement(sentence: str, max_len: int = 90) -> str:
     if positives and (not m or positives[-1].start() > m.start()):
         text = text[positives[-1].start() :]
     elif m:
-        text = text[m.end() :]
+        text = text[m.start() :] if m.group(0).lower() in _IMPERATIVES else text[m.end() :]
     while True:  # leading "actually," / "wait —" / "scratch that:" markers
         lead = _LEAD_CORRECTION_RE.match(text)
         if not lead:
@@ -217,9 +222,20 @@ def statement(sentence: str, max_len: int = 90) -> str:
     return text
 
 
+_FAILS_RE = lazy(
+    r"\b([\w+#-]+(?:\.[\w+#-]+)*)\s+(?:won'?t|will not|doesn'?t|does not|can'?t|cannot|isn'?t going to)\s+(?:work|scale|hold up|cope|fit|handle|do)\b",
+    re.IGNORECASE,
+)
+
+
 def negated_terms(sentence: str) -> list[str]:
-    """Terms a correction turns away from: ``"not Resend, use Bento"`` → ``["Resend"]``."""
-    return [m.group(1).strip(" ,.") for m in _NEGATED_RE.finditer(sentence)]
+    """Terms a correction turns away from.
+
+    ``"not Resend, use Bento"`` → ``["Resend"]``; ``"SQLite won't hold up"`` → ``["SQLite"]``.
+    """
+    terms = [m.group(1).strip(" ,.") for m in _NEGATED_RE.finditer(sentence)]
+    terms += [m.group(1).strip(" ,.") for m in _FAILS_RE.finditer(sentence)]
+    return terms
 
 
 def keywords(text: str) -> set[str]:

@@ -85,14 +85,15 @@ def text_hits(entities: Sequence[dict[str, Any]], text: str | None) -> list[str]
 def stale_as_current(entities: Sequence[dict[str, Any]], text: str | None) -> list[str]:
     """Keys of superseded entities the text presents as current.
 
-    A line that says ``supersed`` is exempt (it presents the old decision as old); other
+    A line that says ``supersed`` or ``reject`` is exempt (it presents the old decision as
+    old: "superseded by", "[rejected option]", "rejects: X"); other
     lines are split into items at ``;``, ``,`` and ``—``, and an item that negates the
     entity (``not X``, ``no, X``) is exempt too. Any other item matching it counts.
     """
     out = []
     for e in entities:
         for line in (text or "").splitlines():
-            if "supersed" in line.lower():
+            if "supersed" in line.lower() or "reject" in line.lower():
                 continue
             items = [slug(x) for x in re.split(r"[;,\u2014]", line)]
             if any(matches_text(e, it) and not any(f"{neg}-{alt}" in it for neg in ("not", "no") for alt in e["match"]) for it in items):

@@ -9,11 +9,9 @@ from __future__ import annotations
 import json
 
 from .entities import paths_in
-from .model import iso
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from datetime import datetime
     from typing import Any
 
 #: Characters of text kept per event (head and tail).
@@ -21,6 +19,12 @@ TEXT_MAX = 2400
 PATHS_MAX = 12
 _PATH_KEYS = ("file_path", "path", "notebook_path")
 _ERROR_MARKERS = ("Traceback (most recent call last)", "Error:", "error:", "FAILED", "panicked at", "Exception:", "fatal:")
+
+
+def _iso(dt: Any) -> str:
+    from .model import iso
+
+    return iso(dt)
 
 
 def bounded(text: str, limit: int = TEXT_MAX) -> str:
@@ -80,8 +84,8 @@ def _tool_text(tool: str, tool_input: Any, response: Any) -> tuple[str, bool]:
     return text, is_error
 
 
-def event_from_payload(event_name: str, payload: dict[str, Any], event_id: str, now: datetime) -> dict[str, Any]:
-    """A pending event for the probe, from one hook payload."""
+def event_from_payload(event_name: str, payload: dict[str, Any], event_id: str, at: Any) -> dict[str, Any]:
+    """A pending event for the probe, from one hook payload (``at``: ISO string or datetime)."""
     tool = None
     is_error = False
     paths: list[str] = []
@@ -95,7 +99,7 @@ def event_from_payload(event_name: str, payload: dict[str, Any], event_id: str, 
                     paths.append(inp[key])
     else:
         text = _as_text(payload.get("prompt") or payload.get("text") or "", TEXT_MAX)
-    text = redact(bounded(text))
+    text = bounded(redact(text))  # redact first: a cut must not split a secret or a <private> span
     paths.extend(paths_in(text))
     cwd = payload.get("cwd")
     if isinstance(cwd, str) and cwd:
@@ -104,7 +108,7 @@ def event_from_payload(event_name: str, payload: dict[str, Any], event_id: str, 
     return {
         "id": event_id,
         "event": event_name,
-        "at": iso(now),
+        "at": at if isinstance(at, str) else _iso(at),
         "text": text,
         "tool": tool,
         "paths": list(dict.fromkeys(paths))[:PATHS_MAX],

@@ -72,8 +72,12 @@ def check(event: dict[str, Any], nodes: dict[str, Any], gate: dict[str, Any], se
         if gate["unseen_paths"] >= settings.new_paths_to_fire and cooled:
             reasons.append("new_entity")
             gate["unseen_paths"] = 0  # this batch is requested; count the next one afresh
-        if event.get("error") and cooled:
-            reasons.append("error")
+        if event.get("error"):
+            signature = error_signature(text)
+            if signature and signature not in seen and signature not in nodes and cooled:
+                reasons.append("error")  # a new failure; the same test failing again is not news
+            if signature:
+                seen.add(signature)
 
     if not reasons and since >= settings.dead_man_events:
         reasons.append("dead_man")
@@ -83,6 +87,18 @@ def check(event: dict[str, Any], nodes: dict[str, Any], gate: dict[str, Any], se
         gate["events_since_probe"] = 0
     gate["seen"] = list(seen)[-SEEN_MAX:]
     return reasons
+
+
+_ERROR_WORDS = ("Error", "error:", "FAILED", "Exception", "fatal:", "panicked")
+
+
+def error_signature(text: str) -> str | None:
+    """A stable id for the first error line of a tool result (numbers and paths blurred)."""
+    for line in text.splitlines():
+        if any(w in line for w in _ERROR_WORDS):
+            core = "".join("#" if c.isdigit() else c for c in line.strip())[:100]
+            return "err-" + slugify(core)[:60]
+    return None
 
 
 def enqueue(event: dict[str, Any], gate: dict[str, Any], reasons: list[str]) -> None:

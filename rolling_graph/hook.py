@@ -17,13 +17,12 @@ import json
 import os
 import sys
 
-from . import gate as gate_mod
-from . import ledger as ledger_mod
 from .config import ConfigError, Settings, load_settings
-from .events import event_from_payload
-from .model import slugify, utcnow
-from .render import adjacency, estimate_tokens, render_lod, render_nodes
+from .model import now_iso
 from .sidecar import InvalidSessionId, SidecarStore, validate_session_id
+
+# Imported by the handlers that need them (see _hot()): a Stop or SessionEnd event never
+# pays for the gate, the entity grammar or the renderer.
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -69,6 +68,8 @@ def _output(event_name: str, text: str, system_message: str | None = None) -> di
 
 
 def _count_injection(doc: dict[str, Any], text: str, settings: Settings) -> None:
+    from .render import estimate_tokens
+
     c = doc["counters"]
     tokens = estimate_tokens(text, settings.render.chars_per_token)
     c["injections"] = c.get("injections", 0) + 1
@@ -82,17 +83,13 @@ def _start_probe(store: SidecarStore, settings: Settings, sid: str, extra: list[
         from .probe.runner import run_probe
 
         run_probe(settings, sid)
-        if extra:
-            from .probe.runner import run_followup
-
-            run_followup(settings, sid, extra)
         return
     if not extra and store.probe_running(sid):
         return  # the running probe takes our batch before it exits
     from .detach import spawn_detached
 
-    env = dict(os.environ, ROLLING_GRAPH_HOME=str(settings.home))
-    spawn_detached("rolling_graph.probe.runner", ["--session", sid, *(extra or [])], settings.logs_dir / "probe.log", env)
+    env = dict(os.environ, ROLLING_GRAPH_HOME=settings.home_dir)
+    spawn_detached("rolling_graph.probe.runner", ["--session", sid, *(extra or [])], os.path.join(settings.home_dir, "logs", "probe.log"), env)
 
 
 def _ensure_session(store: SidecarStore, sid: str, payload: dict[str, Any]) -> None:
@@ -108,16 +105,21 @@ def _ensure_session(store: SidecarStore, sid: str, payload: dict[str, Any]) -> N
             store.commit_entry(doc, {"kind": "init", "rationale": "session started", "ops": [], "reasons": [], "project": project})
 
 
-def _gate_event(doc: dict[str, Any], event_name: str, payload: dict[str, Any], now: datetime, settings: Settings) -> tuple[dict[str, Any], list[str]]:
-    c = doc["counters"]
+def _gate_event(state: dict[str, Any], event_name: str, payload: dict[str, Any], now: str, settings: Settings, node_ids: Any) -> tuple[dict[str, Any], list[str]]:
+    """Count the event, turn it into a pending event, and ask the gate (``node_ids``:
+    anything supporting ``in`` — the index's node map)."""
+    from . import gate as gate_mod
+    from .events import event_from_payload
+
+    c = state["counters"]
     c["events"] = c.get("events", 0) + 1
     if event_name == "UserPromptSubmit":
         c["prompts"] = c.get("prompts", 0) + 1
     elif event_name == "PostToolUse":
         c["tool_events"] = c.get("tool_events", 0) + 1
     event = event_from_payload(event_name, payload, f"e{c['events']}", now)
-    reasons = gate_mod.check(event, doc.get("nodes", {}), doc["gate"], settings.gate)
-    gate_mod.enqueue(event, doc["gate"], reasons)
+    reasons = gate_mod.check(event, node_ids, state["gate"], settings.gate)
+    gate_mod.enqueue(event, state["gate"], reasons)
     if reasons:
         c["gate_fired"] = c.get("gate_fired", 0) + 1
         by = c.setdefault("gate_reasons", {})
@@ -135,92 +137,102 @@ def _cap_notice(doc: dict[str, Any]) -> str | None:
 
 
 # -- injections ------------------------------------------------------------------------------
-def prompt_context(doc: dict[str, Any], prompt: str, settings: Settings, event_id: str | None = None) -> str:
+# Each injection is decided from the hook index first; the graph is parsed only when there
+# is something to say (see rolling_graph.index).
+
+
+def prompt_context(view: Any, prompt: str, settings: Settings, event_id: str | None = None) -> str:
     """What a prompt gets: what is new since the last note, and any branch it names.
 
     A named branch gets the full LOD budget; a plain delta the smaller delta budget.
     """
-    from .render import mentions, render_prompt_note
+    from . import index as index_mod
+    from . import ledger as ledger_mod
 
-    named, _ = mentions(doc, prompt, event_id)
-    ledger = doc["ledger"]
-    order, fresh = ledger_mod.delta_candidates(doc, ledger)
+    index, ledger = view.index, view.state["ledger"]
+    named_any = index_mod.named_in(index, prompt, event_id)
+    if not named_any and index_mod.nothing_new(index, ledger):
+        return ""
+    order, fresh = index_mod.delta_order(index, ledger)
+    if not order and not named_any:
+        index_mod.mark(ledger, index, [])
+        return ""
+    from .render import adjacency, mentions, render_prompt_note
+
+    doc = view.graph()
+    named, _ = mentions(doc, prompt, event_id, hints=False)
     budget = settings.render.budget_tokens if named else settings.render.delta_budget_tokens
-    text, shown = render_prompt_note(doc, order, named, settings.render, budget)
-    adj = adjacency(doc, shown)
+    adj = adjacency(doc, [*order[:20], *named[:3]])
+    text, shown = render_prompt_note(doc, order, named, settings.render, budget, adj=adj)
     ledger_mod.record(ledger, {n: fresh.get(n) or ledger_mod.fingerprint(n, doc, adj) for n in shown})
+    index_mod.mark(ledger, index, [n for n in order if n not in shown])
     return text
 
 
-def full_context(doc: dict[str, Any], settings: Settings, prompt: str | None = None) -> str:
+def full_context(view: Any, settings: Settings) -> str:
     """The full LOD block; the ledger restarts from what it shows."""
-    text = render_lod(doc, settings.render, mention_text=prompt)
-    shown = [n for n in doc.get("nodes", {}) if _shown(n, doc, text)]
+    from . import index as index_mod
+    from . import ledger as ledger_mod
+    from .render import adjacency, esc, render_lod
+
+    doc = view.graph()
+    text = render_lod(doc, settings.render)
+    shown = [n for n, node in doc.get("nodes", {}).items() if (label := esc(node.get("label", n), 40)) and label[:30] in text]
     adj = adjacency(doc, shown)
-    doc["ledger"] = {}
-    ledger_mod.record(doc["ledger"], {n: ledger_mod.fingerprint(n, doc, adj) for n in shown})
+    ledger: dict[str, Any] = {}
+    ledger_mod.record(ledger, {n: ledger_mod.fingerprint(n, doc, adj) for n in shown})
+    index_mod.mark(ledger, view.index, [])
+    view.state["ledger"] = ledger
     return text
 
 
-def _shown(nid: str, doc: dict[str, Any], text: str) -> bool:
-    from .render import esc
+def tool_context(view: Any, event: dict[str, Any], settings: Settings) -> str:
+    """Proactive note when a tool touches a file the graph ties to a decision not yet told."""
+    from . import index as index_mod
 
-    label = esc(doc["nodes"][nid].get("label", nid), 40)
-    return bool(label) and label[:30] in text
-
-
-def tool_context(doc: dict[str, Any], event: dict[str, Any], settings: Settings) -> str:
-    """Proactive note when a tool touches a file the graph links to a decision, once."""
-    nodes = doc.get("nodes", {})
-    targets = {slugify(p) for p in event.get("paths", [])}
-    targets &= nodes.keys()
-    paths = set(event.get("paths", []))
-    if not targets and not paths:
+    news = index_mod.tool_news(view.index, view.state["ledger"], event.get("paths", []))
+    if not news:
         return ""
-    intent = ("decision", "correction", "preference")
-    found: list[str] = []
-    for e in doc.get("edges", {}).values():
-        s, t = e.get("source"), e.get("target")
-        for here, other in ((s, t), (t, s)):
-            if here in targets and other in nodes and nodes[other].get("kind") in intent and other not in found:
-                found.append(other)
-    for nid, n in nodes.items():
-        if n.get("kind") in intent and paths & set(n.get("files", ())) and nid not in found:
-            found.append(nid)
-    if not found:
-        return ""
-    adj = adjacency(doc, found)
-    ledger = doc["ledger"]
-    fresh = {n: ledger_mod.fingerprint(n, doc, adj) for n in found}
-    new = [n for n in found if ledger_mod.is_new(ledger, n, fresh[n])]
-    new.sort(key=lambda i: -float(nodes[i].get("weight", 0)))
+    from . import ledger as ledger_mod
+    from .render import adjacency, render_nodes
+
+    doc = view.graph()
+    nodes = doc["nodes"]
+    news = sorted((n for n in news if n in nodes), key=lambda i: -float(nodes[i].get("weight", 0)))
+    adj = adjacency(doc, news)
     shown_path = next(iter(event.get("paths", [])), "this file")
-    text, shown = render_nodes(doc, new, f"Memory about {shown_path[:80]}:", settings.render.tool_budget_tokens, settings.render)
-    ledger_mod.record(ledger, {n: fresh[n] for n in shown})
+    text, shown = render_nodes(doc, news, f"Memory about {shown_path[:80]}:", settings.render.tool_budget_tokens, settings.render)
+    ledger_mod.record(view.state["ledger"], {n: ledger_mod.fingerprint(n, doc, adj) for n in shown})
     return text
 
 
 # -- events -------------------------------------------------------------------------------------
+def _speak(view: Any, event_name: str, event: dict[str, Any], settings: Settings) -> str:
+    if event_name == "UserPromptSubmit":
+        text = prompt_context(view, event["text"], settings, event["id"])
+    else:
+        text = tool_context(view, event, settings)
+    if text:
+        _count_injection(view.state, text, settings)
+    return text
+
+
 def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event_name: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-    now = utcnow()
+    now = now_iso()
     _ensure_session(store, sid, payload)
     sync = settings.probe.mode == "sync"
-    with store.transaction(sid, graph=False) as doc:
-        event, reasons = _gate_event(doc, event_name, payload, now, settings)
-        text = ""
-        if not (reasons and sync):
-            text = prompt_context(doc, event["text"], settings, event["id"]) if event_name == "UserPromptSubmit" else tool_context(doc, event, settings)
-            if text:
-                _count_injection(doc, text, settings)
-        notice = _cap_notice(doc)
+    with store.hook_transaction(sid) as view:
+        event, reasons = _gate_event(view.state, event_name, payload, now, settings, view.index.get("nodes", {}))
+        text = "" if (reasons and sync) else _speak(view, event_name, event, settings)
+        notice = _cap_notice(view.state)
+    if event_name == "UserPromptSubmit" and view.state["counters"].get("prompts") == 1:
+        _start_pull(settings, sid, event["text"])
     if reasons:
         _start_probe(store, settings, sid)
         if sync:  # the probe has run: tell the model what it found for this very event
-            with store.transaction(sid, graph=False) as doc:
-                text = prompt_context(doc, event["text"], settings, event["id"]) if event_name == "UserPromptSubmit" else tool_context(doc, event, settings)
-                if text:
-                    _count_injection(doc, text, settings)
-                notice = notice or _cap_notice(doc)
+            with store.hook_transaction(sid) as view:
+                text = _speak(view, event_name, event, settings)
+                notice = notice or _cap_notice(view.state)
     return _output(event_name, text, notice)
 
 
@@ -272,6 +284,8 @@ def _resume_from_snapshot(store: SidecarStore, settings: Settings, sid: str, now
 
 
 def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    from .model import utcnow
+
     now = utcnow()
     source = payload.get("source") if isinstance(payload.get("source"), str) else "startup"
     _ensure_session(store, sid, payload)
@@ -281,16 +295,16 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload:
     if source == "compact":
         summary = compact_summary(payload.get("transcript_path"))
         if summary:
-            with store.transaction(sid, graph=False) as doc:
-                _gate_event(doc, "CompactSummary", {"text": summary}, now, settings)
+            with store.hook_transaction(sid) as view:
+                _gate_event(view.state, "CompactSummary", {"text": summary}, now_iso(), settings, view.index.get("nodes", {}))
             fire = True
     if fire and settings.probe.mode == "sync":
         _start_probe(store, settings, sid)
-    with store.transaction(sid, graph=False) as doc:
-        text = full_context(doc, settings)
+    with store.hook_transaction(sid) as view:
+        text = full_context(view, settings)
         if text:
             text = f"Rolling Graph restored this session's memory ({source}).\n{text}"
-            _count_injection(doc, text, settings)
+            _count_injection(view.state, text, settings)
     if fire and settings.probe.mode != "sync":
         _start_probe(store, settings, sid)
     _spawn_worker(settings, ["recover", "--quick"])
@@ -307,13 +321,38 @@ def _spawn_worker(settings: Settings, args: list[str]) -> None:
         return
     from .detach import spawn_detached
 
-    env = dict(os.environ, ROLLING_GRAPH_HOME=str(settings.home))
-    spawn_detached("reconcile.worker", args, settings.logs_dir / "reconcile.log", env)
+    env = dict(os.environ, ROLLING_GRAPH_HOME=settings.home_dir)
+    spawn_detached("reconcile.worker", args, os.path.join(settings.home_dir, "logs", "reconcile.log"), env)
+
+
+def _start_pull(settings: Settings, sid: str, prompt: str) -> None:
+    """First prompt of a session: rank the warm graph against it, detached (the worker
+    merges what it finds into the hot graph for the next injection)."""
+    if not settings.warm:
+        return
+    path = os.path.join(settings.home_dir, "tmp", f"{sid}.prompt.txt")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, prompt.encode("utf-8"))  # already redacted and bounded
+    finally:
+        os.close(fd)
+    _spawn_worker(settings, ["pull", "--session", sid, "--prompt-file", path])
 
 
 def on_flush(store: SidecarStore, settings: Settings, sid: str, trigger: str) -> None:
-    """PreCompact / SessionEnd: probe what is pending, then reconcile (all detached)."""
+    """PreCompact / SessionEnd: probe what is pending, then reconcile.
+
+    Reconciliation always runs detached (SessionEnd hooks share a 1.5 s budget and are
+    cancelled after it); in ``sync`` mode only the probe runs inline, for replays.
+    """
     if not store.exists(sid):
+        return
+    if settings.probe.mode == "sync":
+        from .probe.runner import run_probe
+
+        run_probe(settings, sid)
+        _spawn_worker(settings, ["reconcile", "--session", sid, "--trigger", trigger])
         return
     _start_probe(store, settings, sid, ["--reconcile", trigger] if settings.warm else None)
 
@@ -324,9 +363,10 @@ def on_stop(store: SidecarStore, settings: Settings, sid: str) -> None:
         return
     state = store.load_state(sid)
     if state["gate"].get("pending") and (state["gate"].get("probe_requested") or len(state["gate"]["pending"]) >= 2):
-        with store.transaction(sid, graph=False) as doc:
-            doc["gate"]["probe_requested"] = True
-            doc["gate"]["pending_reasons"] = list(dict.fromkeys([*doc["gate"].get("pending_reasons", []), "turn_end"]))
+        with store.hook_transaction(sid) as view:
+            gate = view.state["gate"]
+            gate["probe_requested"] = True
+            gate["pending_reasons"] = list(dict.fromkeys([*gate.get("pending_reasons", []), "turn_end"]))
         _start_probe(store, settings, sid)
 
 
@@ -379,15 +419,33 @@ def _log_failure(event: str) -> None:
 
         from .config import default_home
 
-        logs = os.path.join(os.fspath(default_home()), "logs")
+        logs = os.path.join(default_home(), "logs")
         os.makedirs(logs, exist_ok=True)
         path = os.path.join(logs, "hook.log")
         if os.path.exists(path) and os.path.getsize(path) > 2_000_000:
             os.replace(path, path + ".1")
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write(f"--- {utcnow().isoformat()} rgraph-hook {event} failed\n{traceback.format_exc()}\n")
+            fh.write(f"--- {now_iso()} rgraph-hook {event} failed\n{traceback.format_exc()}\n")
     except Exception:  # noqa: S110 - the hook must stay silent even if logging fails
         pass
+
+
+def entry() -> None:
+    """Console-script entry: run :func:`main`, then leave without interpreter teardown.
+
+    The process is about to end: the cyclic GC would only walk the freshly parsed graph
+    (thousands of dicts) again and again, and tearing down modules and objects at exit
+    costs milliseconds the user waits for. Output is flushed first; files are closed.
+    """
+    import gc
+
+    gc.disable()
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -420,4 +478,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    entry()

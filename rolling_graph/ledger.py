@@ -34,30 +34,9 @@ def is_new(ledger: dict[str, str], nid: str, fp: str) -> bool:
     return ledger.get(nid) != fp
 
 
-def record(ledger: dict[str, str], entries: dict[str, str]) -> None:
+def record(ledger: dict[str, Any], entries: dict[str, str]) -> None:
+    """Remember what was shown (node id → fingerprint); bounded."""
     ledger.update(entries)
-    if len(ledger) > LEDGER_MAX:  # bounded: forget the oldest entries
-        for key in list(ledger)[: len(ledger) - LEDGER_MAX]:
+    if len(ledger) > LEDGER_MAX:  # bounded: forget the oldest node entries
+        for key in [k for k in ledger if not k.startswith("_")][: len(ledger) - LEDGER_MAX]:
             del ledger[key]
-
-
-def delta_candidates(doc: dict[str, Any], ledger: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-    """Nodes worth telling now (new or changed, near the focus or carrying intent)."""
-    nodes = doc.get("nodes", {})
-    focus = [f for f in doc.get("focus", []) if f in nodes]
-    # Files and commands reach the model through tool notes, not prompt deltas.
-    pool = {f for f in focus if nodes[f].get("kind") not in INCIDENTAL_KINDS}
-    pool |= {nid for nid, n in nodes.items() if n.get("kind") in INTENT_KINDS}
-    from .render import adjacency
-
-    adj = adjacency(doc, pool)
-    fresh: dict[str, str] = {}
-    for nid in pool:
-        fp = fingerprint(nid, doc, adj)
-        if is_new(ledger, nid, fp):
-            fresh[nid] = fp
-    order = sorted(
-        fresh,
-        key=lambda i: (nodes[i].get("kind") not in INTENT_KINDS, i not in focus, -float(nodes[i].get("weight", 0)), i),
-    )
-    return order, fresh

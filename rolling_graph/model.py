@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import os
 import re
-from datetime import UTC, datetime
+import time
 
-TYPE_CHECKING = False  # avoid importing typing on the hook path
+TYPE_CHECKING = False  # avoid importing typing (and datetime) on the hook path
 if TYPE_CHECKING:
+    from datetime import datetime
     from typing import Any
 
 SCHEMA_VERSION = 1
@@ -82,6 +83,8 @@ def utcnow() -> datetime:
 
     ``ROLLING_GRAPH_NOW`` (ISO 8601) pins the clock for replays run as subprocesses.
     """
+    from datetime import UTC, datetime
+
     pinned = os.environ.get("ROLLING_GRAPH_NOW")
     if pinned:
         parsed = parse_iso(pinned)
@@ -90,13 +93,25 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def now_iso() -> str:
+    """``utcnow()`` as an ISO string, without importing ``datetime`` (hook hot path)."""
+    pinned = os.environ.get("ROLLING_GRAPH_NOW")
+    if pinned:
+        return iso(utcnow())
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 def iso(dt: datetime) -> str:
+    from datetime import UTC
+
     return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def parse_iso(text: str | None) -> datetime | None:
     if not text:
         return None
+    from datetime import UTC, datetime
+
     try:
         dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:

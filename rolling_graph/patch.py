@@ -34,8 +34,6 @@ import re
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
 from .config import DecaySettings
 from .model import (
     CONFIDENCE,
@@ -69,63 +67,61 @@ def clean_text(value: str, limit: int) -> str:
     return text[:limit]
 
 
-class NodeValue(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    label: str = Field(min_length=1)
-    domain: str
-    kind: str = "concept"
-    summary: str | None = None
-    confidence: str | None = None
-    files: list[str] | None = None
+class NodeValue:
+    """A proposed node: ``{label, domain, kind?, summary?, confidence?, files?}``.
 
-    @field_validator("label")
-    @classmethod
-    def _label(cls, v: str) -> str:
-        v = clean_text(v, LABEL_MAX)
-        if not v:
-            raise ValueError("empty label")
-        return v
+    Plain checks rather than a pydantic model: the probe runs as its own short process
+    (a few per session, on the user's machine), and importing pydantic there cost 140 ms
+    of CPU per probe, which a 2-core laptop feels in the session it is observing.
+    Unknown fields are dropped.
+    """
 
-    @field_validator("summary")
-    @classmethod
-    def _summary(cls, v: str | None) -> str | None:
-        return clean_text(v, SUMMARY_MAX) if v else None
+    __slots__ = ("label", "domain", "kind", "summary", "confidence", "files")
 
-    @field_validator("domain")
-    @classmethod
-    def _domain(cls, v: str) -> str:
-        if v not in DOMAINS:
-            raise ValueError(f"domain {v!r} not in {DOMAINS}")
-        return v
-
-    @field_validator("kind")
-    @classmethod
-    def _kind(cls, v: str) -> str:
-        if v not in KINDS:
-            raise ValueError(f"kind {v!r} not in {KINDS}")
-        return v
-
-    @field_validator("confidence")
-    @classmethod
-    def _confidence(cls, v: str | None) -> str | None:
-        if v is not None and v not in CONFIDENCE:
-            raise ValueError(f"confidence {v!r} not in {CONFIDENCE}")
-        return v
+    def __init__(self, value: Any) -> None:
+        if not isinstance(value, dict):
+            raise PatchRejected("node value must be an object")
+        label = value.get("label")
+        if not isinstance(label, str) or not clean_text(label, LABEL_MAX):
+            raise PatchRejected("label must be non-empty text")
+        self.label = clean_text(label, LABEL_MAX)
+        self.domain = _choice(value.get("domain"), DOMAINS, "domain")
+        self.kind = _choice(value.get("kind", "concept"), KINDS, "kind")
+        summary = value.get("summary")
+        if summary is not None and not isinstance(summary, str):
+            raise PatchRejected("summary must be text")
+        self.summary = clean_text(summary, SUMMARY_MAX) if summary else None
+        confidence = value.get("confidence")
+        self.confidence = None if confidence is None else _choice(confidence, CONFIDENCE, "confidence")
+        files = value.get("files")
+        if files is not None and not isinstance(files, list):
+            raise PatchRejected("files must be a list")
+        self.files = files
 
 
-class EdgeValue(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    source: str
-    target: str
-    relationship: str
-    strength: float = 0.5
+class EdgeValue:
+    """A proposed edge: ``{source, target, relationship, strength?}``."""
 
-    @field_validator("relationship")
-    @classmethod
-    def _verb(cls, v: str) -> str:
-        if v not in VERBS:
-            raise ValueError(f"relationship {v!r} is not in the vocabulary {VERBS}")
-        return v
+    __slots__ = ("source", "target", "relationship", "strength")
+
+    def __init__(self, value: Any) -> None:
+        if not isinstance(value, dict):
+            raise PatchRejected("edge value must be an object")
+        for key in ("source", "target"):
+            if not isinstance(value.get(key), str):
+                raise PatchRejected(f"edge {key} must be a node id")
+        self.source, self.target = value["source"], value["target"]
+        verb = value.get("relationship")
+        if verb not in VERBS:
+            raise PatchRejected(f"relationship {verb!r} is not in the vocabulary {VERBS}")
+        self.relationship = verb
+        self.strength = value.get("strength", 0.5)
+
+
+def _choice(value: Any, allowed: tuple[str, ...], what: str) -> str:
+    if value not in allowed:
+        raise PatchRejected(f"{what} {value!r} not in {allowed}")
+    return value
 
 
 def _unit(value: Any, what: str) -> float:
@@ -174,9 +170,9 @@ class _Builder:
         if not NODE_ID_RE.match(nid):
             raise PatchRejected(f"node id {nid!r} is not a slug ([a-z0-9-], at most 64)")
         try:
-            v = NodeValue.model_validate(value)
-        except ValidationError as exc:
-            raise PatchRejected(f"node {nid}: {exc.errors()[0]['msg']}") from exc
+            v = NodeValue(value)
+        except PatchRejected as exc:
+            raise PatchRejected(f"node {nid}: {exc}") from None
         if nid in self.nodes:
             self.activate(nid)
             if v.summary and v.summary != self.nodes[nid].get("summary"):
@@ -205,16 +201,16 @@ class _Builder:
         current = {k: self.nodes[nid].get(k) for k in ("label", "domain", "kind")}
         current.update({field: value})
         try:
-            v = NodeValue.model_validate({**current, "summary": value if field == "summary" else None})
-        except ValidationError as exc:
-            raise PatchRejected(f"node {nid}.{field}: {exc.errors()[0]['msg']}") from exc
+            v = NodeValue({**current, "summary": value if field == "summary" else None})
+        except PatchRejected as exc:
+            raise PatchRejected(f"node {nid}.{field}: {exc}") from None
         self._set(nid, field, getattr(v, field))
 
     def add_edge(self, key: str, value: Any) -> None:
         try:
-            v = EdgeValue.model_validate(value)
-        except ValidationError as exc:
-            raise PatchRejected(f"edge {key}: {exc.errors()[0]['msg']}") from exc
+            v = EdgeValue(value)
+        except PatchRejected as exc:
+            raise PatchRejected(f"edge {key}: {exc}") from None
         strength = _unit(v.strength, f"strength of {key}")
         if key != edge_key(v.source, v.relationship, v.target):
             raise PatchRejected(f"edge key {key!r} does not match its value")

@@ -6,6 +6,8 @@ Files, in ``$ROLLING_GRAPH_HOME/sessions/``:
 * ``<sid>.state.json``    — the hook's volatile state: gate, ledger, counters. Kept apart
   so that the hook, which runs before every prompt and after every tool call, rewrites a
   few kilobytes rather than a graph of thousands of nodes.
+* ``<sid>.index.json``    — the hook index (:mod:`rolling_graph.index`): derived from the
+  graph whenever it is written, so most hook events need not parse the graph at all.
 * ``<sid>.journal.jsonl`` — the write-ahead journal (:mod:`rolling_graph.journal`).
 * ``<sid>.lock``          — the inter-process lock (``fcntl.flock``) guarding all three.
 
@@ -49,18 +51,27 @@ def validate_session_id(sid: object) -> str:
     return sid
 
 
-def _write_atomic(path: str, data: bytes) -> None:
+def _write_atomic(path: str, data: bytes, durable: bool = True) -> None:
+    """Temp file in the same directory, (fsync), rename: readers see old or new, never half.
+
+    ``durable=False`` skips the fsync: for the hook's volatile state file only, which is
+    rewritten on every event. A process crash still leaves the old or the new file; a
+    power cut may lose the last event's counters. The journal and the graph are fsynced.
+    """
     tmp = f"{path}.tmp.{os.getpid()}"
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         os.write(fd, data)
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     finally:
         os.close(fd)
     os.replace(tmp, path)
 
 
 def _dumps(doc: dict[str, Any]) -> bytes:
+    # (orjson parses faster, but importing it pulls in dataclasses, platform and more:
+    # ~17 ms, more than it saves in a process that lives for one event.)
     return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -128,13 +139,56 @@ class _Transaction:
             self.lock.__exit__()
 
 
+class _HookView:
+    """``with store.hook_transaction(sid) as view``: ``view.state`` (gate, ledger,
+    counters; written back on exit), ``view.index`` and ``view.graph()``."""
+
+    def __init__(self, store: SidecarStore, sid: str) -> None:
+        self.store, self.sid = store, sid
+        self.lock = store.lock(sid)
+        self.state: dict[str, Any] = {}
+        self.index: dict[str, Any] = {}
+        self._graph: dict[str, Any] | None = None
+
+    def __enter__(self) -> _HookView:
+        self.lock.__enter__()
+        try:
+            self.state = self.store.load_state(self.sid)
+            index = self.store.load_index(self.sid)
+            if index is None:  # missing or stale: build it from the graph, once
+                self._graph = self.store._load_graph_locked(self.sid) if self.store.exists(self.sid) else None
+                index = self.store._write_index(self.sid, self._graph) if self._graph is not None else {"nodes": {}, "fp": {}, "rev": {}, "focus": [], "journal_seq": 0}
+            self.index = index
+        except BaseException:
+            self.lock.__exit__()
+            raise
+        return self
+
+    def graph(self) -> dict[str, Any]:
+        """The combined document (graph + this view's state), parsed on first use."""
+        if self._graph is None:
+            self._graph = self.store._load_graph_locked(self.sid)
+        doc = dict(self._graph)
+        doc.update(self.state)
+        return doc
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        try:
+            if exc_type is None:
+                os.makedirs(self.store.dir, exist_ok=True)
+                state = {"version": SCHEMA_VERSION, **{k: self.state.get(k) for k in STATE_KEYS}}
+                _write_atomic(self.store._path(self.sid, "state.json"), _dumps(state), durable=False)
+        finally:
+            self.lock.__exit__()
+
+
 class SidecarStore:
     """Load, save and change session documents under ``home/sessions``."""
 
     def __init__(self, settings: Settings | str | os.PathLike[str]) -> None:
-        home = getattr(settings, "home", settings)
+        home = getattr(settings, "home_dir", None) or os.fspath(settings)  # type: ignore[arg-type]
         self.settings = settings if hasattr(settings, "decay") else None
-        self.dir = os.path.join(os.fspath(home), "sessions")
+        self.dir = os.path.join(home, "sessions")
 
     # -- paths -----------------------------------------------------------------------
     def _path(self, sid: str, suffix: str) -> str:
@@ -214,7 +268,26 @@ class SidecarStore:
         graph["journal_bytes"] = size
         os.makedirs(self.dir, exist_ok=True)
         _write_atomic(gpath, _dumps(graph))
+        self._write_index(sid, graph)
         return graph
+
+    def _write_index(self, sid: str, graph: dict[str, Any]) -> dict[str, Any]:
+        from .index import build_index
+
+        index = build_index(graph, _read_json(self._path(sid, "index.json")))
+        _write_atomic(self._path(sid, "index.json"), _dumps(index), durable=False)  # derived: no fsync
+        return index
+
+    def load_index(self, sid: str) -> dict[str, Any] | None:
+        """The hook index, or None when missing, unreadable or older than the journal."""
+        from .index import INDEX_VERSION
+
+        index = _read_json(self._path(sid, "index.json"))
+        if not index or index.get("version") != INDEX_VERSION:
+            return None
+        if index.get("journal_bytes") != journal_mod.journal_size(self._path(sid, "journal.jsonl")):
+            return None
+        return index
 
     def load_state(self, sid: str) -> dict[str, Any]:
         state = _read_json(self._path(sid, "state.json")) or {}
@@ -246,12 +319,18 @@ class SidecarStore:
     def _save_locked(self, sid: str, doc: dict[str, Any], *, graph: bool = True) -> None:
         os.makedirs(self.dir, exist_ok=True)
         state = {"version": SCHEMA_VERSION, **{k: doc.get(k) for k in STATE_KEYS}}
-        _write_atomic(self._path(sid, "state.json"), _dumps(state))
+        _write_atomic(self._path(sid, "state.json"), _dumps(state), durable=False)
         if graph:
             g = {k: v for k, v in doc.items() if k not in STATE_KEYS}
             g["updated_at"] = iso(utcnow())
             g["journal_bytes"] = journal_mod.journal_size(self._path(sid, "journal.jsonl"))
             _write_atomic(self._path(sid, "graph.json"), _dumps(g))
+            self._write_index(sid, g)
+
+    def hook_transaction(self, sid: str) -> _HookView:
+        """The hook's locked read-modify-write of its state, with the index at hand and
+        the full graph parsed only if :meth:`_HookView.graph` is called."""
+        return _HookView(self, sid)
 
     def transaction(self, sid: str, *, graph: bool = True) -> _Transaction:
         """``with store.transaction(sid) as doc:`` — locked read-modify-write.

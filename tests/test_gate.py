@@ -69,11 +69,18 @@ def test_new_file_paths_alone_fire_only_in_batches() -> None:
     assert "new_entity" in results[G.new_paths_to_fire - 1]
 
 
-def test_tool_errors_fire_after_a_cooldown() -> None:
+def test_a_new_error_fires_after_a_cooldown_and_a_repeated_one_does_not() -> None:
     gate = new_gate_state()
-    assert check(tool([], error=True), {}, gate, G) == []
+    failing = "$ pytest -q\nFAILED tests/test_api.py::test_login - AssertionError: 401 != 200"
     check(tool([]), {}, gate, G)
-    assert "error" in check(tool([], error=True), {}, gate, G)
+    check(tool([]), {}, gate, G)
+    assert "error" in check(tool([], error=True, text=failing), {}, gate, G)
+    for _ in range(3):
+        check(tool([]), {}, gate, G)
+    rerun = failing.replace("401", "403")  # numbers blurred: the same failure
+    assert "error" not in check(tool([], error=True, text=rerun), {}, gate, G)
+    other = "$ npm run build\nTypeError: cannot read properties of undefined"
+    assert "error" in check(tool([], error=True, text=other), {}, gate, G)
 
 
 def test_enqueue_batches_and_bounds_pending_events() -> None:

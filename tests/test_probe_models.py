@@ -14,67 +14,27 @@ import os
 import subprocess
 import sys
 import threading
-import types
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from probe_support import ROOT, Reply, Server, envelope, probe_settings, sdk_httpx
 
-from rolling_graph.config import ProbeSettings, Settings
+from rolling_graph.config import Settings
 from rolling_graph.model import new_document
 from rolling_graph.probe import usage
 from rolling_graph.probe.anthropic_probe import AnthropicProbe, sampling_kwargs
-from rolling_graph.probe.base import ProbeResult
 from rolling_graph.probe.errors import ProbeFailed, retry_delay
 from rolling_graph.probe.ollama_probe import OllamaProbe
 from rolling_graph.probe.prompting import PATCH_SCHEMA, TOOL_NAME
-from rolling_graph.probe.select import choose_backend, is_cap_reason, probe_doctor
-
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT / "fixtures" / "probe_responses"
-
-Reply = dict[str, Any] | Callable[[Any], Any]
-
-
-def envelope(name: str) -> dict[str, Any]:
-    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
-
-
-def sdk_httpx() -> types.ModuleType:
-    """The httpx flavour the installed anthropic SDK is built on (``httpx`` or ``httpx2``)."""
-    import anthropic
-
-    base = next(c for c in anthropic.DefaultHttpxClient.__mro__[1:] if c.__name__ == "Client")
-    return importlib.import_module(base.__module__.split(".")[0])
-
-
-class Server:
-    """Answers requests from a queue of fixture envelopes (or callables) and records them."""
-
-    def __init__(self, http: types.ModuleType, replies: list[Reply]) -> None:
-        self.http = http
-        self.replies = list(replies)
-        self.requests: list[Any] = []
-        self.bodies: list[bytes] = []
-
-    def __call__(self, request: Any) -> Any:
-        self.requests.append(request)
-        self.bodies.append(request.read())
-        reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-        if callable(reply):
-            return reply(request)
-        return self.http.Response(reply["status"], headers=reply["headers"], json=reply["body"])
-
-    def transport(self) -> Any:
-        return self.http.MockTransport(self)
 
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(home=tmp_path, probe=ProbeSettings(timeout_s=2.0, session_token_cap=10_000, daily_token_cap=50_000))
+    return probe_settings(tmp_path)
 
 
 def doc_with_sqlite() -> dict[str, Any]:
@@ -92,11 +52,18 @@ def doc_with_sqlite() -> dict[str, Any]:
 
 
 EVENTS = [
-    {"id": "e1", "event": "UserPromptSubmit", "at": "2026-11-25T21:04:00Z", "text": "Actually, let's go with PostgreSQL instead of SQLite."},
+    {
+        "id": "e1",
+        "event": "UserPromptSubmit",
+        "at": "2026-11-25T21:04:00Z",
+        "text": "Actually, let's go with PostgreSQL instead of SQLite.",
+    },
 ]
 
 
-def anthropic_probe(settings: Settings, replies: list[Reply], sleeps: list[float] | None = None) -> tuple[AnthropicProbe, Server]:
+def anthropic_probe(
+    settings: Settings, replies: list[Reply], sleeps: list[float] | None = None
+) -> tuple[AnthropicProbe, Server]:
     import anthropic
 
     http = sdk_httpx()
@@ -111,7 +78,9 @@ def anthropic_probe(settings: Settings, replies: list[Reply], sleeps: list[float
     return AnthropicProbe(settings, client=client, sleep=record.append), server
 
 
-def ollama_probe(settings: Settings, replies: list[Reply], sleeps: list[float] | None = None) -> tuple[OllamaProbe, Server]:
+def ollama_probe(
+    settings: Settings, replies: list[Reply], sleeps: list[float] | None = None
+) -> tuple[OllamaProbe, Server]:
     import ollama
 
     server = Server(httpx, replies)
@@ -128,7 +97,10 @@ def test_good_tool_use_response_becomes_rationale_and_patch(settings: Settings) 
     result = probe.run(EVENTS, doc_with_sqlite())
     assert result.backend == "anthropic"
     assert result.rationale.startswith("The user reversed the storage decision")
-    assert [op["path"] for op in result.patch] == ["/nodes/use-postgresql", "/edges/use-postgresql|supersedes|use-sqlite"]
+    assert [op["path"] for op in result.patch] == [
+        "/nodes/use-postgresql",
+        "/edges/use-postgresql|supersedes|use-sqlite",
+    ]
     assert (result.input_tokens, result.output_tokens) == (1843, 212)
     assert result.model == "claude-haiku-4-5-20251001"
     sent = json.loads(server.bodies[0])
@@ -341,144 +313,6 @@ def test_ollama_request_body_carries_no_secret_from_the_events(settings: Setting
         assert secret not in body, name
 
 
-# --- Usage and cost ------------------------------------------------------------------
-
-
-def result(tokens_in: int, tokens_out: int, backend: str = "anthropic", model: str = "claude-haiku-4-5-20251001") -> ProbeResult:
-    return ProbeResult(backend=backend, rationale="", patch=[], model=model, input_tokens=tokens_in, output_tokens=tokens_out)
-
-
-def test_token_usage_is_recorded_per_day_and_per_session(settings: Settings) -> None:
-    usage.record(settings, "s1", result(1000, 200))
-    day = usage.record(settings, "s2", result(500, 100, backend="ollama", model="llama3.2"))
-    assert (day["probes"], day["tokens_in"], day["tokens_out"]) == (2, 1500, 300)
-    assert day["by_backend"]["ollama"]["estimated_cost_usd"] == 0.0
-    assert day["estimated_cost_usd"] == pytest.approx(0.002)  # 1000 * $1/M + 200 * $5/M
-    assert day["sessions"]["s1"]["tokens_in"] == 1000
-    on_disk = json.loads(usage.usage_path(settings, usage.day_of()).read_text())
-    assert on_disk == day
-    counters: dict[str, Any] = {}
-    usage.count_tokens(counters, result(1000, 200))
-    assert counters == {"probe_tokens_in": 1000, "probe_tokens_out": 200}
-
-
-def test_tokens_of_a_failed_call_are_still_counted(settings: Settings) -> None:
-    fallback = result(0, 0, backend="offline", model="")
-    usage.charge_failure(fallback, ProbeFailed("x", input_tokens=1843, output_tokens=2048, model="claude-haiku-4-5", backend="anthropic"))
-    fallback.fallback_reason = "x"
-    day = usage.record(settings, "s1", fallback)
-    assert (day["tokens_in"], day["tokens_out"], day["fallbacks"]) == (1843, 2048, 1)
-    assert day["by_backend"]["anthropic"]["tokens_out"] == 2048
-
-
-def test_unknown_model_has_no_cost_estimate() -> None:
-    assert usage.estimate_cost("some-new-model", 10, 10) is None
-    assert usage.estimate_cost("claude-haiku-4-5", 1_000_000, 0) == 1.0
-
-
-def test_concurrent_records_lose_nothing(settings: Settings) -> None:
-    threads = [threading.Thread(target=lambda: [usage.record(settings, "s", result(10, 1)) for _ in range(10)]) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert usage.read_day(settings)["probes"] == 40
-
-
-# --- Selection, caps, doctor ---------------------------------------------------------
-
-
-@pytest.fixture
-def offline_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Use the lead's offline probe when it exists; a stand-in with the same constructor otherwise."""
-    if importlib.util.find_spec("rolling_graph.probe.offline") is not None:
-        return
-    stub = types.ModuleType("rolling_graph.probe.offline")
-
-    class OfflineProbe:
-        name = "offline"
-
-    stub.OfflineProbe = OfflineProbe  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "rolling_graph.probe.offline", stub)
-
-
-def tags_transport(reply: Reply) -> httpx.MockTransport:
-    return Server(httpx, [reply]).transport()
-
-
-def refused(request: httpx.Request) -> httpx.Response:
-    raise httpx.ConnectError("refused", request=request)
-
-
-def with_backend(settings: Settings, backend: str) -> Settings:
-    from rolling_graph.config import replace
-
-    return Settings(home=settings.home, probe=replace(settings.probe, backend=backend))
-
-
-@pytest.mark.usefixtures("offline_module")
-def test_auto_picks_anthropic_when_a_key_is_set(settings: Settings) -> None:
-    backend, why = choose_backend(settings, new_document("s1"), env={"ANTHROPIC_API_KEY": "x"}, transport=tags_transport(refused))
-    assert backend.name == "anthropic" and "ANTHROPIC_API_KEY" in why
-
-
-@pytest.mark.usefixtures("offline_module")
-def test_auto_picks_ollama_when_it_answers_with_the_model(settings: Settings) -> None:
-    backend, why = choose_backend(settings, new_document("s1"), env={}, transport=tags_transport(envelope("ollama_tags.json")))
-    assert backend.name == "ollama" and "llama3.2" in why
-
-
-@pytest.mark.usefixtures("offline_module")
-def test_auto_falls_back_offline_when_ollama_lacks_the_model(settings: Settings) -> None:
-    empty = {"status": 200, "headers": {}, "body": {"models": []}}
-    backend, why = choose_backend(settings, new_document("s1"), env={}, transport=tags_transport(empty))
-    assert backend.name == "offline" and "ollama pull llama3.2" in why
-
-
-@pytest.mark.usefixtures("offline_module")
-def test_auto_is_offline_with_no_key_and_no_ollama(settings: Settings) -> None:
-    backend, why = choose_backend(settings, new_document("s1"), env={}, transport=tags_transport(refused))
-    assert backend.name == "offline" and why.startswith("auto:")
-
-
-@pytest.mark.usefixtures("offline_module")
-@pytest.mark.parametrize("forced", ["anthropic", "ollama", "offline"])
-def test_explicit_setting_forces_the_backend(settings: Settings, forced: str) -> None:
-    backend, why = choose_backend(with_backend(settings, forced), new_document("s1"), env={"ANTHROPIC_API_KEY": "x"})
-    assert backend.name == forced and why == f"ROLLING_GRAPH_PROBE={forced}"
-
-
-@pytest.mark.usefixtures("offline_module")
-def test_session_token_cap_switches_to_offline(settings: Settings) -> None:
-    doc = new_document("s1")
-    doc["counters"].update(probe_tokens_in=9_000, probe_tokens_out=1_000)
-    backend, why = choose_backend(with_backend(settings, "anthropic"), doc, env={"ANTHROPIC_API_KEY": "x"})
-    assert backend.name == "offline" and is_cap_reason(why) and "this session" in why
-
-
-@pytest.mark.usefixtures("offline_module")
-def test_daily_token_cap_switches_to_offline(settings: Settings) -> None:
-    usage.record(settings, "other-session", result(45_000, 5_000))
-    backend, why = choose_backend(settings, new_document("s1"), env={"ANTHROPIC_API_KEY": "x"})
-    assert backend.name == "offline" and is_cap_reason(why) and "today" in why
-
-
-@pytest.mark.usefixtures("offline_module")
-def test_doctor_reports_active_backend_and_reachability(settings: Settings) -> None:
-    def route(request: httpx.Request) -> httpx.Response:
-        if request.url.path == "/api/tags":
-            raise httpx.ConnectError("refused", request=request)
-        assert request.headers["x-api-key"] == "sk-ant-x"
-        return httpx.Response(200, json={"data": [], "has_more": False})
-
-    rows = probe_doctor(settings, env={"ANTHROPIC_API_KEY": "sk-ant-x"}, transport=httpx.MockTransport(route))
-    by_name = {name: (ok, detail) for name, ok, detail in rows}
-    assert by_name["probe backend"] == (True, "anthropic (auto: ANTHROPIC_API_KEY is set)")
-    assert by_name["anthropic"][0] is True
-    assert by_name["ollama"][0] is False and "no answer" in by_name["ollama"][1]
-    assert "0 probes" in by_name["probe usage today"][1]
-
-
 # --- The hook process stays light ------------------------------------------------------
 
 
@@ -518,6 +352,7 @@ def test_hook_that_fires_a_model_probe_still_never_imports_model_sdks(tmp_path: 
         "ROLLING_GRAPH_HOME": str(tmp_path / "home"),
         "ROLLING_GRAPH_PROBE": "anthropic",
         "ROLLING_GRAPH_PROBE_MODE": "async",
+        "ROLLING_GRAPH_WARM": "off",
         "ANTHROPIC_API_KEY": "sk-ant-test-not-real",
         "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
     }
@@ -535,12 +370,25 @@ def two_new_nodes_message() -> dict[str, Any]:
     answer = {
         "rationale": "The user chose PostgreSQL over SQLite.",
         "patch": [
-            {"op": "add", "path": "/nodes/use-postgresql", "value": {"label": "Use PostgreSQL", "domain": "technical", "kind": "decision"}},
-            {"op": "add", "path": "/nodes/sqlite", "value": {"label": "SQLite", "domain": "technical", "kind": "entity"}},
+            {
+                "op": "add",
+                "path": "/nodes/use-postgresql",
+                "value": {"label": "Use PostgreSQL", "domain": "technical", "kind": "decision"},
+            },
+            {
+                "op": "add",
+                "path": "/nodes/sqlite",
+                "value": {"label": "SQLite", "domain": "technical", "kind": "entity"},
+            },
             {
                 "op": "add",
                 "path": "/edges/use-postgresql|supersedes|sqlite",
-                "value": {"source": "use-postgresql", "target": "sqlite", "relationship": "supersedes", "strength": 0.8},
+                "value": {
+                    "source": "use-postgresql",
+                    "target": "sqlite",
+                    "relationship": "supersedes",
+                    "strength": 0.8,
+                },
             },
         ],
     }
@@ -596,7 +444,12 @@ def test_sync_probe_through_the_runner_journals_the_model_patch_and_its_tokens(
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-real")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", url)
     settings = load_settings(
-        {"ROLLING_GRAPH_HOME": str(tmp_path / "home"), "ROLLING_GRAPH_PROBE": "anthropic", "ROLLING_GRAPH_PROBE_MODE": "sync"}
+        {
+            "ROLLING_GRAPH_HOME": str(tmp_path / "home"),
+            "ROLLING_GRAPH_PROBE": "anthropic",
+            "ROLLING_GRAPH_PROBE_MODE": "sync",
+            "ROLLING_GRAPH_WARM": "off",
+        }
     )
     project = tmp_path / "project"
     project.mkdir()
@@ -617,6 +470,8 @@ def test_sync_probe_through_the_runner_journals_the_model_patch_and_its_tokens(
     assert doc["nodes"]["use-postgresql"]["kind"] == "decision"
     assert "use-postgresql|supersedes|sqlite" in doc["edges"]
     entries = [e for e in read_journal(store.journal_path("e2e-anthropic")) if e.get("kind") == "patch"]
-    assert entries[-1]["backend"] == "anthropic" and entries[-1]["rationale"] == "The user chose PostgreSQL over SQLite."
+    assert (
+        entries[-1]["backend"] == "anthropic" and entries[-1]["rationale"] == "The user chose PostgreSQL over SQLite."
+    )
     assert doc["counters"]["probe_tokens_in"] == 1843
     assert usage.read_day(settings)["by_backend"]["anthropic"]["tokens_out"] == 212

@@ -19,7 +19,10 @@ from rolling_graph.probe.prompting import (
     system_prompt,
 )
 
-GOOD = {"rationale": "r", "patch": [{"op": "add", "path": "/nodes/a", "value": {"label": "A", "domain": "technical", "kind": "concept"}}]}
+GOOD = {
+    "rationale": "r",
+    "patch": [{"op": "add", "path": "/nodes/a", "value": {"label": "A", "domain": "technical", "kind": "concept"}}],
+}
 
 
 def event(i: int, text: str) -> dict[str, Any]:

@@ -18,12 +18,28 @@ B64_40 = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
 # (rule name, text containing a secret, the secret that must disappear)
 CASES: list[tuple[str, str, str]] = [
-    ("private-key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA" + A + "\n-----END RSA PRIVATE KEY-----", "MIIEpAIBAAKCAQEA"),
+    (
+        "private-key",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA" + A + "\n-----END RSA PRIVATE KEY-----",
+        "MIIEpAIBAAKCAQEA",
+    ),
     ("private-key", "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEI" + A + "\n-----END EC PRIVATE KEY-----", "MHcCAQEEI"),
-    ("private-key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEA" + A + "\n-----END OPENSSH PRIVATE KEY-----", "b3BlbnNzaC1rZXktdjEA"),
-    ("private-key", "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF" + A + "\n-----END PGP PRIVATE KEY BLOCK-----", "lQOYBF"),
+    (
+        "private-key",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEA" + A + "\n-----END OPENSSH PRIVATE KEY-----",
+        "b3BlbnNzaC1rZXktdjEA",
+    ),
+    (
+        "private-key",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF" + A + "\n-----END PGP PRIVATE KEY BLOCK-----",
+        "lQOYBF",
+    ),
     ("private-key", "key:\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkq" + A + "\n(truncated", "MIIEvQIBADANBgkq"),
-    ("jwt", "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", "dozjgNryP4J3jVmNHl0w5N"),
+    (
+        "jwt",
+        "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "dozjgNryP4J3jVmNHl0w5N",
+    ),
     ("database-url", "DATABASE_URL=postgres://admin:hunter2pw@db.internal:5432/app", "hunter2pw"),
     ("database-url", "mongodb+srv://app:Mongo-Secret-9@cluster0.mongodb.net/test", "Mongo-Secret-9"),
     ("database-url", "redis://default:r3dis-pass@cache:6379/0", "r3dis-pass"),
@@ -73,7 +89,11 @@ CASES: list[tuple[str, str, str]] = [
     ("postman-key", "PMAK-" + "0123456789abcdef01234567" + "-" + HEX32 + "ab", HEX32 + "ab"),
     ("vault-token", "VAULT hvs." + A + "abcdefgh", A + "abcdefgh"),
     ("doppler-token", "dp.pt." + A * 2 + "abc", A * 2),
-    ("age-secret-key", "AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" + "QPZRY9X8GF2TVDW0S3JN54KHCE6M", "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"),
+    (
+        "age-secret-key",
+        "AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" + "QPZRY9X8GF2TVDW0S3JN54KHCE6M",
+        "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L",
+    ),
     ("bearer-token", "curl -H 'Authorization: Bearer abc.def-" + A + "'", A),
     ("basic-auth", 'curl -H "Authorization: Basic dXNlcjpwYXNzd29yZA=="', "dXNlcjpwYXNzd29yZA"),
     ("auth-header", "Authorization: token " + A, A),
@@ -122,7 +142,9 @@ def test_assignment_keeps_the_key_and_replaces_only_the_value() -> None:
 
 
 def test_unclosed_private_key_is_removed_up_to_the_first_non_key_line() -> None:
-    text = "key:\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkq" + A + "\n" + A + "==\n(output truncated) then more prose"
+    text = (
+        "key:\n-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkq" + A + "\n" + A + "==\n(output truncated) then more prose"
+    )
     out = redact(text)
     assert A not in out
     assert out.startswith("key:\n[REDACTED:private-key]")
@@ -131,7 +153,10 @@ def test_unclosed_private_key_is_removed_up_to_the_first_non_key_line() -> None:
 
 def test_private_spans_are_removed_including_unclosed_ones() -> None:
     assert redact_private("keep <private>my diary</private> this") == "keep [REDACTED:private] this"
-    assert redact_private("a <PRIVATE>x\ny</Private> b <private>c</private>") == "a [REDACTED:private] b [REDACTED:private]"
+    assert (
+        redact_private("a <PRIVATE>x\ny</Private> b <private>c</private>")
+        == "a [REDACTED:private] b [REDACTED:private]"
+    )
     assert redact_private("start <private>never closed\nmore") == "start [REDACTED:private]"
     assert "diary" not in redact("<private>diary</private>")
 
@@ -188,7 +213,12 @@ def test_redacting_100_kb_is_fast() -> None:
 
 
 def test_pathological_input_does_not_backtrack_for_long() -> None:
-    text = ("password=" + "a" * 600 + " ") * 50 + "-----BEGIN PRIVATE KEY-----" + "x" * 20_000 + ("eyJ" + "a" * 500 + ".") * 40
+    text = (
+        ("password=" + "a" * 600 + " ") * 50
+        + "-----BEGIN PRIVATE KEY-----"
+        + "x" * 20_000
+        + ("eyJ" + "a" * 500 + ".") * 40
+    )
     start = time.perf_counter()
     redact(text)
     assert time.perf_counter() - start < 1.0

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import warm_support as ws
+from psycopg.sql import SQL as psycopg_sql  # noqa: N811
 
 from reconcile import db, embeddings, migrate, pull, snapshot
 from reconcile.reconcile import reconcile_doc
@@ -217,6 +218,19 @@ def test_embeddings_of_two_models_are_never_compared(settings, project) -> None:
     assert hits_a[0][1] == pytest.approx(1.0, abs=1e-3)
     assert [h[0] for h in hits_b] == ["only-in-b"]
     assert models[a.model] == 256 and models[b.model] == 256
+
+
+def test_nearest_neighbour_query_uses_the_models_hnsw_index(settings, project) -> None:  # type: ignore[no-untyped-def]
+    reconcile(settings, ws.hot_doc("plan-1", project, [ws.node(f"Topic {i}", 0.5, at=T0) for i in range(20)], at=T0))
+    e = embeddings.LexicalEmbedder()
+    vec = embeddings.vector_literal(e.embed(["topic"])[0])
+    with db.connect(settings) as conn, conn.transaction():
+        pid = conn.execute("SELECT id FROM projects WHERE root = %s", (project,)).fetchone()[0]
+        conn.execute("SET LOCAL enable_seqscan = off")
+        for _ in range(7):  # past psycopg's prepare threshold: generic plans must still match the partial index
+            plan = "\n".join(r[0] for r in conn.execute(
+                psycopg_sql("EXPLAIN ") + embeddings.nearest_sql(e.model, e.dim), (vec, pid, vec, 10)))
+        assert embeddings.index_name(e.model, e.dim) in plan
 
 
 def test_reembed_moves_every_node_to_one_model(settings, project) -> None:  # type: ignore[no-untyped-def]

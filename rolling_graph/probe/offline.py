@@ -14,6 +14,7 @@ would, so its output goes through the same validation. What it extracts:
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..entities import (
@@ -46,6 +47,7 @@ _TEST_WORDS = (
 _BUILD_WORDS = ("make", "npm run build", "cargo build", "go build", "pip install", "uv sync", "docker build", "tsc")
 _EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
 MAX_NODES_PER_PROBE = 24
+_DEFINED_RE = re.compile(r"^\s*(?:export\s+)?(?:class|struct|interface|enum|trait)\s+([A-Z][A-Za-z0-9_]{2,})", re.MULTILINE)
 #: Stay under the validator's operation bound (rolling_graph.patch.MAX_OPS).
 MAX_OPS = 76
 
@@ -186,9 +188,12 @@ def _prompt(p: _Proposal, event: dict[str, Any], state: dict[str, Any]) -> None:
             if nid and old:
                 p.edge(nid, "supersedes", old, 0.9)
                 p.notes.append(f"correction {gist!r} supersedes {p.label_of(old)!r}")
+            rejected = {slugify(t) for t in negated_terms(sent)}
             for m in mentioned:
-                if m != old and p.kind_of(m) not in ("decision", "correction"):
-                    p.edge(nid, "decides", m, 0.7)
+                if m == old or p.kind_of(m) in ("decision", "correction"):
+                    continue
+                # "not Resend ... use Bento": Bento is decided, Resend is turned away from.
+                p.edge(nid, "contradicts" if m in rejected else "decides", m, 0.7)
             if nid:
                 state["topic"] = nid
         elif decision:
@@ -222,6 +227,10 @@ def _tool(p: _Proposal, event: dict[str, Any], state: dict[str, Any]) -> None:
             fid = p.node(_file_label(path), "technical", "file")
             p.edge(topic, "edits", fid, 0.6)
             state.setdefault("edited", []).append(fid)
+        # Classes and functions the edit defines are names the session will talk about.
+        for name in _DEFINED_RE.findall(text)[:3]:
+            sid = p.node(name, "technical", "symbol")
+            p.edge(topic, "edits", sid, 0.5)
     elif tool == "Bash":
         first = text.splitlines()[0][2:] if text.startswith("$ ") else text.split("\n", 1)[0]
         low = first.lower()

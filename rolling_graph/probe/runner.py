@@ -36,6 +36,7 @@ def _propose(settings: Settings, batch: list[dict[str, Any]], doc: dict[str, Any
     backend, why = _choose(settings, doc)
     if backend.name == "offline":
         return backend.run(batch, doc), why
+    from . import usage
     from .errors import ProbeFailed
 
     try:
@@ -43,11 +44,12 @@ def _propose(settings: Settings, batch: list[dict[str, Any]], doc: dict[str, Any
     except ProbeFailed as exc:
         result = OfflineProbe().run(batch, doc)
         result.fallback_reason = f"{backend.name}: {exc.reason}"
-        return result, why
+        return usage.charge_failure(result, exc), why  # a failed call still cost tokens
 
 
 def _record_usage(settings: Settings, sid: str, result: ProbeResult) -> None:
-    if not (result.input_tokens or result.output_tokens):
+    spent = result.input_tokens or result.output_tokens or result.extra.get("failed_tokens_in") or result.extra.get("failed_tokens_out")
+    if not spent:
         return
     from . import usage
 
@@ -131,8 +133,10 @@ def _apply(
         counters["probes"] = counters.get("probes", 0) + 1
         by = counters.setdefault("probes_by_backend", {})
         by[result.backend] = by.get(result.backend, 0) + 1
-        counters["probe_tokens_in"] = counters.get("probe_tokens_in", 0) + result.input_tokens
-        counters["probe_tokens_out"] = counters.get("probe_tokens_out", 0) + result.output_tokens
+        if result.input_tokens or result.output_tokens or result.extra:
+            from . import usage
+
+            usage.count_tokens(counters, result)  # including a failed call's tokens
         if "cap reached" in why and not counters.get("cap_notice_given"):
             counters["cap_notice_pending"] = f"Rolling Graph: {why}; probes fall back to the offline extractor."
     _record_usage(settings, sid, result)
@@ -168,6 +172,16 @@ def run_probe(settings: Settings, sid: str) -> int:
     return rounds
 
 
+def _wait_for_running_probe(settings: Settings, sid: str, timeout_s: float = 60.0) -> None:
+    """Before reconciling, let a probe that another process runs finish its patch."""
+    import time
+
+    store = SidecarStore(settings)
+    deadline = time.monotonic() + timeout_s
+    while store.probe_running(sid) and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
 def run_followup(settings: Settings, sid: str, extra: list[str]) -> None:
     """After a flush (PreCompact, SessionEnd): reconcile the session into the warm graph."""
     if "--reconcile" not in extra or not settings.warm:
@@ -195,6 +209,8 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(min(delay, 60.0))
         run_probe(settings, args.session)
         if args.reconcile:
+            _wait_for_running_probe(settings, args.session)
+            run_probe(settings, args.session)  # anything that arrived meanwhile
             run_followup(settings, args.session, ["--reconcile", args.reconcile])
     except ConfigError as exc:
         print(f"rolling-graph probe: {exc}", file=sys.stderr)
