@@ -19,7 +19,13 @@ from rich.table import Table
 from rolling_graph.evaluation import BASELINES, run_evaluation
 
 SHORT = {"none": "none", "recent": "recent", "frequent": "frequent", "full_dump": "dump"}
-DEFAULT_FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts"
+def default_fixtures() -> Path:
+    """The checkout's fixtures: under the current directory when run from a checkout
+    (an installed package carries no fixtures), else beside the source tree."""
+    here = Path.cwd() / "fixtures" / "transcripts"
+    if here.is_dir():
+        return here
+    return Path(__file__).resolve().parent.parent / "fixtures" / "transcripts"
 
 
 def _pct(value: float | None) -> str:
@@ -70,11 +76,12 @@ def register(app: typer.Typer) -> None:
     def eval_command(
         budget: Annotated[list[int] | None, typer.Option("--budget", help="Token budget(s) to evaluate at (repeatable).")] = None,
         fixture: Annotated[list[str] | None, typer.Option("--fixture", help="Only these fixtures (by gold name; repeatable).")] = None,
-        fixtures_dir: Annotated[Path, typer.Option("--fixtures-dir", help="Where the transcripts and *.gold.json live.")] = DEFAULT_FIXTURES,
+        fixtures_dir: Annotated[Path | None, typer.Option("--fixtures-dir", help="Where the transcripts and *.gold.json live (default: ./fixtures/transcripts of a checkout).")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the full report as JSON.")] = False,
     ) -> None:
         """Gate precision/recall, probe rate, graph and post-compaction recall, tokens — next to naive baselines."""
         budgets = budget or [800, 400]
+        fixtures_dir = fixtures_dir or default_fixtures()
         if not fixtures_dir.is_dir() or not any(fixtures_dir.glob("*.gold.json")):
             Console(stderr=True).print(f"[red]no *.gold.json fixtures in {fixtures_dir}; run fixtures/make_transcripts.py or pass --fixtures-dir[/red]")
             raise typer.Exit(1)
