@@ -156,6 +156,58 @@ def session_stats(
     }
 
 
+#: Probes listed per session (the latest).
+PROBE_ROWS = 12
+
+
+def probe_list(journal: list[dict[str, Any]], model_cost: Any = None) -> list[dict[str, Any]]:
+    """One row per probe: when, which backend (and why it was chosen), why the gate fired,
+    tokens, estimated cost, what it did, and any fallback."""
+    rows = []
+    for entry in journal:
+        if entry.get("kind") not in ("patch", "rejected") or entry.get("backend") in (None, "user", "warm"):
+            continue
+        t_in, t_out = _int(entry.get("input_tokens")), _int(entry.get("output_tokens"))
+        rows.append({
+            "seq": _int(entry.get("seq")),
+            "at": entry.get("at"),
+            "backend": clean(entry.get("backend"), 30),
+            "model": clean(entry.get("model") or "", 40) or None,
+            "selected_because": clean(entry.get("selected_because") or "", 120) or None,
+            "fired_on": [clean(r, 30) for r in entry.get("reasons", []) if isinstance(r, str)],
+            "events": len(entry.get("event_ids") or []),
+            "tokens_in": t_in,
+            "tokens_out": t_out,
+            "cost_usd": model_cost(entry, t_in, t_out) if model_cost else None,
+            "outcome": "rejected: " + clean(entry.get("error"), 100) if entry.get("kind") == "rejected" else f"{len(entry.get('ops') or [])} ops",
+            "fallback": clean(entry.get("fallback_reason") or "", 120) or None,
+        })
+    return rows
+
+
+def _probe_cost(entry: dict[str, Any], t_in: int, t_out: int) -> float | None:
+    if not (t_in or t_out):
+        return 0.0
+    try:
+        from rolling_graph.probe.usage import estimate_cost
+    except ImportError:
+        return None
+    return estimate_cost(entry.get("model"), t_in, t_out, entry.get("backend"))
+
+
+def render_probes(rows: list[dict[str, Any]]) -> Table:
+    table = Table(title=f"Probes (latest {min(len(rows), PROBE_ROWS)} of {len(rows)})", title_justify="left")
+    for col in ("#", "at", "backend", "fired on", "events", "tokens in/out", "cost", "outcome"):
+        table.add_column(col, overflow="fold")
+    for r in rows[-PROBE_ROWS:]:
+        backend = r["backend"] + (f" (fallback: {r['fallback']})" if r["fallback"] else "")
+        table.add_row(
+            str(r["seq"]), str(r["at"] or "")[11:19], backend, ", ".join(r["fired_on"]) or "—", str(r["events"]),
+            f"{r['tokens_in']}/{r['tokens_out']}", _cost(r["cost_usd"]), r["outcome"],
+        )
+    return table
+
+
 def _merge_counts(target: dict[str, int], source: dict[str, Any]) -> None:
     for key, value in source.items():
         target[key] = target.get(key, 0) + (_int(value) if not isinstance(value, dict) else 0)
@@ -232,8 +284,10 @@ def collect(settings: Settings, sids: list[str]) -> list[dict[str, Any]]:
     recorded = session_costs(settings)
     rows = []
     for sid in sids:
-        row = session_stats(load_document(settings, sid), load_journal(settings, sid))
+        journal = load_journal(settings, sid)
+        row = session_stats(load_document(settings, sid), journal)
         row["estimated_cost_usd"] = estimated_cost(settings, row, recorded)
+        row["probe_list"] = probe_list(journal, _probe_cost)
         rows.append(row)
     return rows
 
@@ -298,7 +352,11 @@ def do_stats(
     if as_json:
         out.file.write(json.dumps({"sessions": rows, "overall": total}, indent=2, sort_keys=True, default=str) + "\n")
         return
-    parts: list[Any] = [render_stats(r, f"Session {r['session_id']}") for r in rows]
+    parts: list[Any] = []
+    for r in rows:
+        parts.append(render_stats(r, f"Session {r['session_id']}"))
+        if r.get("probe_list") and not all_sessions:
+            parts.append(render_probes(r["probe_list"]))
     if all_sessions:
         parts.append(render_stats(total, f"Overall ({total['sessions']} sessions)"))
     elif total.get("graduation"):

@@ -91,6 +91,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if argv is None:  # run as a detached process: yield the CPU to the user's session
+        from rolling_graph.detach import lower_priority
+
+        lower_priority()
     settings = load_settings()
     if getattr(args, "session", None):
         try:

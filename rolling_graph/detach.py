@@ -16,6 +16,18 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
+#: Background work (probes, reconciliation) yields the CPU to the user's session.
+NICENESS = 10
+
+
+def lower_priority() -> None:
+    """Called first thing by detached entry points: never compete with the foreground."""
+    try:  # noqa: SIM105 - contextlib costs an import in a process that counts milliseconds
+        os.nice(NICENESS)
+    except OSError:  # pragma: no cover - not permitted here
+        pass
+
+
 def spawn_detached(module: str, args: list[str], log_path: Path | str, env: dict[str, str] | None = None) -> int:
     """Run ``python -m module *args`` detached with this interpreter; return its pid."""
     log = os.fspath(log_path)

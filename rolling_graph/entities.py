@@ -136,10 +136,12 @@ def names_in(text: str) -> list[tuple[str, str]]:
         put(m.group(0), "symbol")
     for sent in sentences(text):
         for m in _CAPS_RE.finditer(sent):
-            words = [w for w in m.group(0).split() if w not in _STOP]
+            raw = m.group(0).split()
+            words = [w for w in raw if w not in _STOP]
             if not words:
                 continue
-            if m.start() == 0 and len(words) == 1 and words[0].lower() not in TECH and not _looks_like_name(words[0]):
+            sentence_initial = m.start() == 0 and raw[0] == words[0]
+            if sentence_initial and len(words) == 1 and words[0].lower() not in TECH and not _looks_like_name(words[0]):
                 continue  # a capitalised first word of a sentence is usually just a word
             put(" ".join(words), "entity")
     for word in _WORD_RE.findall(text.lower()):

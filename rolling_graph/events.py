@@ -1,14 +1,16 @@
-"""Hook payloads → compact, redacted pending events (the probe's input batch).
+"""Hook payloads → compact pending events (the probe's input batch).
 
-Everything in a payload is untrusted: values are coerced to strings, bounded
-(head and tail kept, with an elision marker) and redacted before they are stored.
+Everything in a payload is untrusted: values are coerced to strings and bounded (head and
+tail kept, with an elision marker). Prompts are redacted here. Tool results, most of a
+session's events, are recorded as they are, in the session's 0600 state file beside
+Claude Code's own transcript of the same text. The probe redacts every event before a
+model sees it or anything is journaled (see :func:`redact_batch`), so a tool result costs
+the hook no regular expression at all.
 """
 
 from __future__ import annotations
 
-import json
-
-from .entities import paths_in
+from . import jsonio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,6 +27,11 @@ def _iso(dt: Any) -> str:
     from .model import iso
 
     return iso(dt)
+
+
+def redact_batch(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Redacted copies of pending events: what a probe may see and the journal may keep."""
+    return [dict(e, text=redact(str(e.get("text") or ""))) for e in events]
 
 
 def bounded(text: str, limit: int = TEXT_MAX) -> str:
@@ -46,7 +53,7 @@ def _as_text(value: Any, limit: int) -> str:
     if isinstance(value, str):
         return value[: limit * 4]
     try:
-        return json.dumps(value, ensure_ascii=False, default=str)[: limit * 4]
+        return jsonio.dumps(value, default=str)[: limit * 4]
     except (TypeError, ValueError):
         return str(value)[: limit * 4]
 
@@ -97,10 +104,13 @@ def event_from_payload(event_name: str, payload: dict[str, Any], event_id: str, 
             for key in _PATH_KEYS:
                 if isinstance(inp.get(key), str):
                     paths.append(inp[key])
+        text = bounded(text)  # redacted by the probe (redact_batch) before any use
     else:
+        from .entities import paths_in
+
         text = _as_text(payload.get("prompt") or payload.get("text") or "", TEXT_MAX)
-    text = bounded(redact(text))  # redact first: a cut must not split a secret or a <private> span
-    paths.extend(paths_in(text))
+        text = bounded(redact(text))  # redact first: a cut must not split a secret or a <private> span
+        paths.extend(paths_in(text))
     cwd = payload.get("cwd")
     if isinstance(cwd, str) and cwd:
         prefix = cwd.rstrip("/") + "/"

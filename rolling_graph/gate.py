@@ -10,7 +10,6 @@ Everything the probe needs is batched in ``gate.pending`` until it runs.
 
 from __future__ import annotations
 
-from .entities import classify_domain, has_correction, has_decision, names_in
 from .model import slugify
 
 TYPE_CHECKING = False
@@ -48,6 +47,10 @@ def check(event: dict[str, Any], nodes: dict[str, Any], gate: dict[str, Any], se
     kind = event.get("event")
 
     if kind == "UserPromptSubmit":
+        # The entity grammar (regular expressions) is loaded for prompts only: tool
+        # results are most events and are judged on paths, errors and silence.
+        from .entities import classify_domain, has_correction, has_decision, names_in
+
         if has_correction(text):
             reasons.append("correction")
         if has_decision(text):

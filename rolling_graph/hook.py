@@ -13,10 +13,10 @@ reconciliation run in detached processes.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
+from . import jsonio
 from .config import ConfigError, Settings, load_settings
 from .model import now_iso
 from .sidecar import InvalidSessionId, SidecarStore, validate_session_id
@@ -90,6 +90,17 @@ def _start_probe(store: SidecarStore, settings: Settings, sid: str, extra: list[
 
     env = dict(os.environ, ROLLING_GRAPH_HOME=settings.home_dir)
     spawn_detached("rolling_graph.probe.runner", ["--session", sid, *(extra or [])], os.path.join(settings.home_dir, "logs", "probe.log"), env)
+
+
+def _project_of(store: SidecarStore, sid: str) -> str | None:
+    """The session's project, from its journal's first (init) entry: no graph parse."""
+    try:
+        with open(store._path(sid, "journal.jsonl"), "rb") as fh:
+            first = fh.readline()
+        entry = jsonio.loads(first)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return entry.get("project") if isinstance(entry, dict) else None
 
 
 def _ensure_session(store: SidecarStore, sid: str, payload: dict[str, Any]) -> None:
@@ -226,7 +237,7 @@ def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event_n
         text = "" if (reasons and sync) else _speak(view, event_name, event, settings)
         notice = _cap_notice(view.state)
     if event_name == "UserPromptSubmit" and view.state["counters"].get("prompts") == 1:
-        _start_pull(settings, sid, event["text"])
+        _start_pull(settings, sid, event["text"], _project_of(store, sid))
     if reasons:
         _start_probe(store, settings, sid)
         if sync:  # the probe has run: tell the model what it found for this very event
@@ -252,8 +263,8 @@ def compact_summary(transcript_path: object) -> str | None:
         if b"isCompactSummary" not in raw:
             continue
         try:
-            line = json.loads(raw)
-        except ValueError:
+            line = jsonio.loads(raw)
+        except (ValueError, UnicodeDecodeError):
             continue
         if not isinstance(line, dict) or not line.get("isCompactSummary"):
             continue
@@ -307,8 +318,50 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload:
             _count_injection(view.state, text, settings)
     if fire and settings.probe.mode != "sync":
         _start_probe(store, settings, sid)
-    _spawn_worker(settings, ["recover", "--quick"])
+    if settings.warm and _recovery_due(settings, sid):
+        _spawn_worker(settings, ["recover", "--quick"])
     return _output("SessionStart", text)
+
+
+#: Crash recovery on SessionStart runs at most this often (a cheap file stamp decides).
+RECOVER_EVERY_S = 3600
+
+
+def _recovery_due(settings: Settings, sid: str) -> bool:
+    """Is there anything the detached ``recover --quick`` could do, and has it not run in
+    the last hour? Work queued on disk, or another session whose journal changed since
+    the last recover (a crash leaves one behind). Stamps when it says yes."""
+    import time
+
+    stamp = os.path.join(settings.home_dir, ".recover.stamp")
+    try:
+        last = os.stat(stamp).st_mtime
+    except FileNotFoundError:
+        last = 0.0
+    if time.time() - last < RECOVER_EVERY_S:
+        return False
+    try:
+        queued = any(name.endswith(".json") for name in os.listdir(os.path.join(settings.home_dir, "queue")))
+    except OSError:
+        queued = False
+    changed = False
+    if not queued:
+        sessions = os.path.join(settings.home_dir, "sessions")
+        try:
+            for name in os.listdir(sessions):
+                if name.endswith(".journal.jsonl") and name != f"{sid}.journal.jsonl" and os.stat(os.path.join(sessions, name)).st_mtime > last:
+                    changed = True
+                    break
+        except OSError:
+            pass
+    if not (queued or changed):
+        return False
+    try:
+        with open(stamp, "w"):
+            pass
+    except OSError:
+        return False
+    return True
 
 
 def _spawn_worker(settings: Settings, args: list[str]) -> None:
@@ -325,11 +378,19 @@ def _spawn_worker(settings: Settings, args: list[str]) -> None:
     spawn_detached("reconcile.worker", args, os.path.join(settings.home_dir, "logs", "reconcile.log"), env)
 
 
-def _start_pull(settings: Settings, sid: str, prompt: str) -> None:
+def _has_snapshot(settings: Settings, project: str | None) -> bool:
+    if not project:
+        return False
+    from .project import project_key
+
+    return os.path.exists(os.path.join(settings.home_dir, "snapshots", f"{project_key(project)}.json"))
+
+
+def _start_pull(settings: Settings, sid: str, prompt: str, project: str | None) -> None:
     """First prompt of a session: rank the warm graph against it, detached (the worker
     merges what it finds into the hot graph for the next injection)."""
-    if not settings.warm:
-        return
+    if not settings.warm or not _has_snapshot(settings, project):
+        return  # a project never reconciled has nothing in the warm graph to pull
     path = os.path.join(settings.home_dir, "tmp", f"{sid}.prompt.txt")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -399,7 +460,7 @@ def parse_input(raw: bytes) -> dict[str, Any]:
     if not raw.strip():
         raise BadInput("hook input is empty; expected a JSON object on stdin")
     try:
-        payload = json.loads(raw)
+        payload = jsonio.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadInput(f"hook input is not JSON ({str(exc)[:80]})") from None
     if not isinstance(payload, dict):
@@ -470,7 +531,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         out = handle_event(event, payload, settings)
         if out:
-            sys.stdout.write(json.dumps(out, ensure_ascii=False))
+            sys.stdout.write(jsonio.dumps(out))
             sys.stdout.flush()
     except Exception:
         _log_failure(event)

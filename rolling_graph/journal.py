@@ -19,8 +19,9 @@ deterministic code, live and in a rebuild.
 
 from __future__ import annotations
 
-import json
 import os
+
+from . import jsonio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ def append(path: str | os.PathLike[str], entry: dict[str, Any]) -> int:
 
     The caller holds the session lock, so lines never interleave.
     """
-    line = (json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+    line = (jsonio.dumps(entry) + "\n").encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         # A previous writer killed mid-line leaves a fragment with no newline: start afresh.
@@ -66,8 +67,8 @@ def read_journal(path: str | os.PathLike[str], offset: int = 0) -> list[dict[str
                 if not raw:
                     continue
                 try:
-                    entry = json.loads(raw)
-                except ValueError:
+                    entry = jsonio.loads(raw)
+                except (ValueError, UnicodeDecodeError):
                     continue
                 if isinstance(entry, dict) and isinstance(entry.get("seq"), int):
                     entries.append(entry)

@@ -8,11 +8,14 @@ but compiles when first used.
 
 from __future__ import annotations
 
-import re
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from typing import Any
+
+#: ``re`` flag values, usable without importing ``re`` (importing it costs milliseconds).
+IGNORECASE = 2
+MULTILINE = 8
 
 
 class LazyPattern:
@@ -25,6 +28,8 @@ class LazyPattern:
 
     def compiled(self) -> re.Pattern[str]:
         if self._compiled is None:
+            import re
+
             self._compiled = re.compile(self._pattern, self._flags)
         return self._compiled
 

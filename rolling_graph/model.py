@@ -17,8 +17,9 @@ untrusted input (model output) lives in :mod:`rolling_graph.patch`.
 from __future__ import annotations
 
 import os
-import re
 import time
+
+from .lazyre import lazy
 
 TYPE_CHECKING = False  # avoid importing typing (and datetime) on the hook path
 if TYPE_CHECKING:
@@ -66,8 +67,8 @@ SOURCES_MAX = 8  # bounded provenance list inside a node; the journal holds the 
 ID_MAX = 64
 FILES_MAX = 8
 
-_SLUG_RE = re.compile(r"[^a-z0-9]+")
-NODE_ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
+_SLUG_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
+NODE_ID_RE = lazy(r"^[a-z0-9][a-z0-9-]{0,63}$")
 
 
 # A node is a dict: id, label, domain, kind, weight, last_activated, first_seen,
@@ -121,7 +122,10 @@ def parse_iso(text: str | None) -> datetime | None:
 
 def slugify(label: str) -> str:
     """Stable node id from a label: ``"Use PostgreSQL!"`` -> ``"use-postgresql"``."""
-    slug = _SLUG_RE.sub("-", label.lower()).strip("-")
+    # (No regex: the hook slugifies file paths on every tool result and must not pay for
+    # importing ``re``.) Every run of characters outside [a-z0-9] becomes one "-".
+    spaced = "".join(c if c in _SLUG_CHARS else " " for c in label.lower())
+    slug = "-".join(spaced.split())
     if len(slug) > ID_MAX:
         slug = slug[:ID_MAX].rstrip("-")
     return slug or "node"

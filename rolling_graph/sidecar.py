@@ -19,11 +19,10 @@ journal (a crash between the two writes) is rolled forward.
 from __future__ import annotations
 
 import fcntl
-import json
 import os
-import re
 
 from . import journal as journal_mod
+from . import jsonio
 from .model import SCHEMA_VERSION, iso, new_counters, new_document, new_gate_state, utcnow
 
 TYPE_CHECKING = False
@@ -34,7 +33,13 @@ if TYPE_CHECKING:
 
     from .config import Settings
 
-_SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_ID_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_ID_CHARS = _ID_FIRST | frozenset("_.-")
+
+
+def _plain_id(sid: str) -> bool:
+    """``[A-Za-z0-9][A-Za-z0-9_.-]{0,127}`` and no ``..`` (checked without ``re``)."""
+    return 0 < len(sid) <= 128 and sid[0] in _ID_FIRST and all(c in _ID_CHARS for c in sid) and ".." not in sid
 
 #: Keys of the combined document that live in the state file rather than the graph file.
 STATE_KEYS = ("gate", "ledger", "counters")
@@ -45,7 +50,7 @@ class InvalidSessionId(ValueError):
 
 
 def validate_session_id(sid: object) -> str:
-    if not isinstance(sid, str) or not _SESSION_ID_RE.match(sid) or ".." in sid:
+    if not isinstance(sid, str) or not _plain_id(sid):
         shown = repr(sid)[:40]
         raise InvalidSessionId(f"refusing session id {shown}: expected letters, digits, '-', '_' or '.' (at most 128)")
     return sid
@@ -72,7 +77,7 @@ def _write_atomic(path: str, data: bytes, durable: bool = True) -> None:
 def _dumps(doc: dict[str, Any]) -> bytes:
     # (orjson parses faster, but importing it pulls in dataclasses, platform and more:
     # ~17 ms, more than it saves in a process that lives for one event.)
-    return json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return jsonio.dumps(doc).encode("utf-8")
 
 
 def _read_json(path: str) -> dict[str, Any] | None:
@@ -83,8 +88,8 @@ def _read_json(path: str) -> dict[str, Any] | None:
     except FileNotFoundError:
         return None
     try:
-        doc = json.loads(data)
-    except ValueError:
+        doc = jsonio.loads(data)
+    except (ValueError, UnicodeDecodeError):
         return None
     return doc if isinstance(doc, dict) else None
 
@@ -355,7 +360,7 @@ class SidecarStore:
             entry.setdefault("project", doc["project"])
         if entry.get("kind") not in journal_mod.NON_MUTATING:
             # Apply to a copy first: an op that cannot apply must not reach the journal.
-            trial = json.loads(_dumps({k: v for k, v in doc.items() if k not in STATE_KEYS}))
+            trial = jsonio.loads(_dumps({k: v for k, v in doc.items() if k not in STATE_KEYS}))
             journal_mod.apply_entry(trial, entry, self._decay_settings())
             journal_mod.append(self._path(sid, "journal.jsonl"), entry)
             for key in ("nodes", "edges", "focus"):
@@ -421,7 +426,7 @@ class SidecarStore:
                         mtime = os.stat(os.path.join(self.dir, name)).st_mtime
                     except FileNotFoundError:
                         continue
-                    if _SESSION_ID_RE.match(sid):
+                    if _plain_id(sid):
                         seen[sid] = max(seen.get(sid, 0.0), mtime)
         return sorted(seen, key=lambda s: seen[s], reverse=True)
 

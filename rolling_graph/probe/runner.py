@@ -16,6 +16,7 @@ import traceback
 from typing import Any
 
 from ..config import ConfigError, Settings, load_settings
+from ..events import redact_batch
 from ..gate import reset_after_probe
 from ..model import utcnow
 from ..patch import PatchRejected, validate_ops
@@ -162,6 +163,7 @@ def run_probe(settings: Settings, sid: str) -> int:
                 if not batch:
                     break
                 doc = store.load(sid)
+                batch = redact_batch(batch)  # before any model sees it and before the journal
                 result, why = _propose(settings, batch, doc)
                 _apply(store, settings, sid, batch, result, why)
                 rounds += 1
@@ -199,6 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--session", required=True)
     parser.add_argument("--reconcile", metavar="TRIGGER", help="reconcile into the warm graph afterwards")
     args = parser.parse_args(argv)
+    from ..detach import lower_priority
+
+    lower_priority()
     try:
         settings = load_settings()
         # For tests and benchmarks: hold the probe back, as a slow model would.
