@@ -82,13 +82,23 @@ def text_hits(entities: Sequence[dict[str, Any]], text: str | None) -> list[str]
     return [e["key"] for e in entities if matches_text(e, s)]
 
 
+_FAILS = ("won-t", "will-not", "doesn-t", "does-not", "can-t", "cannot", "isn-t")
+
+
+def _negated(entity: dict[str, Any], item: str) -> bool:
+    """``not X`` / ``no X``, or ``X won't …`` / ``X doesn't …`` (the option is turned away)."""
+    return any(f"{neg}-{alt}" in item for neg in ("not", "no") for alt in entity["match"]) or any(
+        f"{alt}-{fails}" in item for alt in entity["match"] for fails in _FAILS
+    )
+
+
 def stale_as_current(entities: Sequence[dict[str, Any]], text: str | None) -> list[str]:
     """Keys of superseded entities the text presents as current.
 
     A line that says ``supersed`` or ``reject`` is exempt (it presents the old decision as
     old: "superseded by", "[rejected option]", "rejects: X"); other
     lines are split into items at ``;``, ``,`` and ``—``, and an item that negates the
-    entity (``not X``, ``no, X``) is exempt too. Any other item matching it counts.
+    entity (``not X``, ``no, X``, ``X won't …``) is exempt too. Any other item matching it counts.
     """
     out = []
     for e in entities:
@@ -96,7 +106,7 @@ def stale_as_current(entities: Sequence[dict[str, Any]], text: str | None) -> li
             if "supersed" in line.lower() or "reject" in line.lower():
                 continue
             items = [slug(x) for x in re.split(r"[;,\u2014]", line)]
-            if any(matches_text(e, it) and not any(f"{neg}-{alt}" in it for neg in ("not", "no") for alt in e["match"]) for it in items):
+            if any(matches_text(e, it) and not _negated(e, it) for it in items):
                 out.append(e["key"])
                 break
     return out
