@@ -74,11 +74,30 @@ def run_hook(cmd: list[str], env: dict[str, str], project: Path, sid: str, promp
     return elapsed
 
 
+def _probe_lock_free(home: Path, sid: str) -> bool:
+    import fcntl
+
+    path = home / "sessions" / f"{sid}.probe.lock"
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return True
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
 def wait_for_probe(home: Path, sid: str, timeout: float) -> bool:
-    """True once the session's sidecar shows a finished probe (counters.probes >= 1)."""
+    """True once the session's probe has finished (counters.probes >= 1) and let go of
+    its lock; then a short settle so its process has exited before the next timing."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if int(sidecar(home, sid).get("counters", {}).get("probes", 0) or 0) >= 1:
+        if int(sidecar(home, sid).get("counters", {}).get("probes", 0) or 0) >= 1 and _probe_lock_free(home, sid):
+            time.sleep(0.3)
             return True
         time.sleep(0.05)
     return False

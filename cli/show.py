@@ -173,16 +173,11 @@ def do_why(
     out.print(render_provenance(doc, nid, rows))
 
 
-def activate(settings: Settings, sid: str, node_ids: list[str], rationale: str) -> list[str] | None:
-    """Count an expansion as an activation (weight up, journaled); ``None`` when unsupported."""
-    try:
-        from rolling_graph.sidecar import SidecarStore
-    except ImportError:
-        return None
-    store = SidecarStore(settings)
-    if not hasattr(store, "activate"):
-        return None
-    return list(store.activate(sid, node_ids, rationale=rationale))
+def activate(settings: Settings, sid: str, node_ids: list[str], rationale: str) -> list[str]:
+    """Count an expansion as an activation (weight up, journaled): the spec's escape hatch."""
+    from rolling_graph.sidecar import SidecarStore
+
+    return list(SidecarStore(settings).activate(sid, node_ids, rationale=rationale))
 
 
 def do_expand(
@@ -196,13 +191,10 @@ def do_expand(
     out = out or console()
     res, doc, nid = _resolve_with_node(settings, session, node, fallback_when_missing)
     before = float(doc.get("nodes", {}).get(nid, {}).get("weight", 0.0) or 0.0)
-    activated = activate(settings, res.session_id, [nid], "expanded by user")
-    if activated is None:
-        note = "[yellow]activation not recorded: this install's SidecarStore has no activate()[/]"
-    else:
-        doc = load_document(settings, res.session_id)
-        after = float(doc.get("nodes", {}).get(nid, {}).get("weight", 0.0) or 0.0)
-        note = f"[green]expanded: counted as an activation (weight {before:.2f} → {after:.2f}, journaled)[/]"
+    activate(settings, res.session_id, [nid], "expanded by user")
+    doc = load_document(settings, res.session_id)
+    after = float(doc.get("nodes", {}).get(nid, {}).get("weight", 0.0) or 0.0)
+    note = f"[green]expanded: counted as an activation (weight {before:.2f} → {after:.2f}, journaled)[/]"
     out.print(f"[dim]{_origin(res)}[/]")
     out.print(render_branch(doc, nid))
     out.print(note)

@@ -77,6 +77,28 @@ def _count_injection(doc: dict[str, Any], text: str, settings: Settings) -> None
     c["last_injection_tokens"] = tokens
 
 
+#: Detached starts queued by :func:`handle_event` when the caller defers them (the hook
+#: process does, so that a new probe never competes for the CPU with its own output).
+_DEFERRED: list[tuple[str, list[str], str, dict[str, str]]] = []
+_defer = False
+
+
+def _spawn(module: str, args: list[str], log: str, env: dict[str, str]) -> None:
+    if _defer:
+        _DEFERRED.append((module, args, log, env))
+        return
+    from .detach import spawn_detached
+
+    spawn_detached(module, args, log, env)
+
+
+def run_deferred() -> None:
+    from .detach import spawn_detached
+
+    while _DEFERRED:
+        spawn_detached(*_DEFERRED.pop(0))
+
+
 def _start_probe(store: SidecarStore, settings: Settings, sid: str, extra: list[str] | None = None) -> None:
     """Run the probe now (sync) or detached (async); coalesce with a running one."""
     if settings.probe.mode == "sync":
@@ -86,10 +108,8 @@ def _start_probe(store: SidecarStore, settings: Settings, sid: str, extra: list[
         return
     if not extra and store.probe_running(sid):
         return  # the running probe takes our batch before it exits
-    from .detach import spawn_detached
-
     env = dict(os.environ, ROLLING_GRAPH_HOME=settings.home_dir)
-    spawn_detached("rolling_graph.probe.runner", ["--session", sid, *(extra or [])], os.path.join(settings.home_dir, "logs", "probe.log"), env)
+    _spawn("rolling_graph.probe.runner", ["--session", sid, *(extra or [])], os.path.join(settings.home_dir, "logs", "probe.log"), env)
 
 
 def _project_of(store: SidecarStore, sid: str) -> str | None:
@@ -278,10 +298,8 @@ def compact_summary(transcript_path: object) -> str | None:
 
 def _resume_from_snapshot(store: SidecarStore, settings: Settings, sid: str, now: datetime) -> None:
     """Bring the project's top warm branches into the hot graph (no database: a file)."""
-    try:
-        from reconcile.snapshot import read_snapshot, snapshot_ops
-    except ImportError:
-        return
+    from reconcile.snapshot import read_snapshot, snapshot_ops
+
     doc = store.load(sid)
     project = doc.get("project")
     if not project:
@@ -365,17 +383,11 @@ def _recovery_due(settings: Settings, sid: str) -> bool:
 
 
 def _spawn_worker(settings: Settings, args: list[str]) -> None:
-    """Start the warm-graph worker detached, if the warm graph is installed and on."""
+    """Start the warm-graph worker detached, if the warm graph is on."""
     if not settings.warm:
         return
-    import importlib.util
-
-    if importlib.util.find_spec("reconcile.worker") is None:
-        return
-    from .detach import spawn_detached
-
     env = dict(os.environ, ROLLING_GRAPH_HOME=settings.home_dir)
-    spawn_detached("reconcile.worker", args, os.path.join(settings.home_dir, "logs", "reconcile.log"), env)
+    _spawn("reconcile.worker", args, os.path.join(settings.home_dir, "logs", "reconcile.log"), env)
 
 
 def _has_snapshot(settings: Settings, project: str | None) -> bool:
@@ -500,11 +512,16 @@ def entry() -> None:
     """
     import gc
 
+    global _defer
     gc.disable()
+    _defer = True  # detached work starts after our output is written and flushed
     code = main()
     try:
         sys.stdout.flush()
         sys.stderr.flush()
+        run_deferred()
+    except Exception:
+        _log_failure("spawn")
     finally:
         os._exit(code)
 

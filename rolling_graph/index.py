@@ -20,7 +20,7 @@ the file I/O.
 
 from __future__ import annotations
 
-from .ledger import INCIDENTAL_KINDS, INTENT_KINDS, fingerprint
+from .ledger import INTENT_KINDS, fingerprint
 from .model import slugify
 
 TYPE_CHECKING = False
@@ -37,8 +37,10 @@ def build_index(graph: dict[str, Any], previous: dict[str, Any] | None = None) -
 
     nodes = graph.get("nodes", {})
     focus = [f for f in graph.get("focus", []) if f in nodes]
+    # News is intent (decisions, corrections, preferences, errors). A name drifting into the
+    # focus as weights decay is not news: the full block at startup, resume and compaction
+    # carries the focus.
     speakable = {nid for nid, n in nodes.items() if n.get("kind") in INTENT_KINDS}
-    speakable |= {f for f in focus if nodes[f].get("kind") not in INCIDENTAL_KINDS}
     adj = adjacency(graph, speakable)
     file_intents: dict[str, list[str]] = {}
     for nid in speakable:

@@ -9,17 +9,14 @@ The client is imported inside this module only, by the probe process.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 from rolling_graph.config import Settings
-from rolling_graph.probe.base import ProbeResult
+from rolling_graph.probe.base import ModelProbe, ProbeResult
 from rolling_graph.probe.errors import ProbeFailed, retry_delay
 from rolling_graph.probe.prompting import (
-    DEFAULT_BOUNDS,
     PATCH_SCHEMA,
     PROMPT_VERSION,
-    PromptBounds,
     build_user_message,
     parse_output,
     system_prompt,
@@ -34,33 +31,17 @@ def make_client(settings: Settings, **kwargs: Any) -> Any:
     return ollama.Client(host=settings.probe.ollama_host, timeout=settings.probe.timeout_s, **kwargs)
 
 
-class OllamaProbe:
+class OllamaProbe(ModelProbe):
     """A :class:`~rolling_graph.probe.base.ProbeBackend` backed by Ollama's ``/api/chat``."""
 
     name = "ollama"
+    default_attempts = 2
 
-    def __init__(
-        self,
-        settings: Settings,
-        client: Any | None = None,
-        *,
-        bounds: PromptBounds = DEFAULT_BOUNDS,
-        max_attempts: int = 2,
-        sleep: Callable[[float], None] = time.sleep,
-        backoff_base: float = 1.0,
-    ) -> None:
-        self.settings = settings
-        self.model = settings.probe.ollama_model
-        self.bounds = bounds
-        self.max_attempts = max(1, max_attempts)
-        self._sleep = sleep
-        self._backoff_base = backoff_base
-        self._client = client
+    def model_name(self, settings: Settings) -> str:
+        return settings.probe.ollama_model
 
-    def _get_client(self) -> Any:
-        if self._client is None:
-            self._client = make_client(self.settings)
-        return self._client
+    def make_client(self) -> Any:
+        return make_client(self.settings)
 
     def request(self, events: list[dict[str, Any]], doc: dict[str, Any]) -> dict[str, Any]:
         """The keyword arguments of ``Client.chat`` (everything that leaves the machine)."""

@@ -189,10 +189,8 @@ def run_followup(settings: Settings, sid: str, extra: list[str]) -> None:
     if "--reconcile" not in extra or not settings.warm:
         return
     trigger = extra[extra.index("--reconcile") + 1]
-    try:
-        from reconcile.worker import main as worker_main
-    except ImportError:
-        return
+    from reconcile.worker import main as worker_main
+
     worker_main(["reconcile", "--session", sid, "--trigger", trigger])
 
 
