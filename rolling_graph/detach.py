@@ -47,3 +47,23 @@ def spawn_detached(module: str, args: list[str], log_path: Path | str, env: dict
     with open(log, "ab") as fh:  # pragma: no cover
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fh, stderr=fh, start_new_session=True, close_fds=True, env=child_env)
     return proc.pid  # pragma: no cover
+
+
+# -- deferred starts -----------------------------------------------------------------------
+#: Starts queued while ``defer`` is on: the hook process turns it on so that a new probe
+#: never competes for the CPU with the hook's own output; it runs them after flushing.
+_DEFERRED: list[tuple[str, list[str], str, dict[str, str]]] = []
+defer = False
+
+
+def spawn_later(module: str, args: list[str], log_path: str, env: dict[str, str]) -> None:
+    """:func:`spawn_detached` now, or after the hook's output when deferring."""
+    if defer:
+        _DEFERRED.append((module, args, log_path, env))
+        return
+    spawn_detached(module, args, log_path, env)
+
+
+def run_deferred() -> None:
+    while _DEFERRED:
+        spawn_detached(*_DEFERRED.pop(0))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import sys
 
-from . import jsonio
+from . import inject, jsonio, warm
 from .config import ConfigError, Settings, load_settings
 from .model import now_iso
 from .sidecar import InvalidSessionId, SidecarStore, validate_session_id
@@ -26,7 +26,6 @@ from .sidecar import InvalidSessionId, SidecarStore, validate_session_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from datetime import datetime
     from typing import Any
 
 #: CLI event name → Claude Code's hook_event_name.
@@ -67,38 +66,6 @@ def _output(event_name: str, text: str, system_message: str | None = None) -> di
     return out or None
 
 
-def _count_injection(doc: dict[str, Any], text: str, settings: Settings) -> None:
-    from .render import estimate_tokens
-
-    c = doc["counters"]
-    tokens = estimate_tokens(text, settings.render.chars_per_token)
-    c["injections"] = c.get("injections", 0) + 1
-    c["injected_tokens"] = c.get("injected_tokens", 0) + tokens
-    c["last_injection_tokens"] = tokens
-
-
-#: Detached starts queued by :func:`handle_event` when the caller defers them (the hook
-#: process does, so that a new probe never competes for the CPU with its own output).
-_DEFERRED: list[tuple[str, list[str], str, dict[str, str]]] = []
-_defer = False
-
-
-def _spawn(module: str, args: list[str], log: str, env: dict[str, str]) -> None:
-    if _defer:
-        _DEFERRED.append((module, args, log, env))
-        return
-    from .detach import spawn_detached
-
-    spawn_detached(module, args, log, env)
-
-
-def run_deferred() -> None:
-    from .detach import spawn_detached
-
-    while _DEFERRED:
-        spawn_detached(*_DEFERRED.pop(0))
-
-
 def _start_probe(store: SidecarStore, settings: Settings, sid: str, extra: list[str] | None = None) -> None:
     """Run the probe now (sync) or detached (async); coalesce with a running one."""
     if settings.probe.mode == "sync":
@@ -109,18 +76,9 @@ def _start_probe(store: SidecarStore, settings: Settings, sid: str, extra: list[
     if not extra and store.probe_running(sid):
         return  # the running probe takes our batch before it exits
     env = dict(os.environ, ROLLING_GRAPH_HOME=settings.home_dir)
-    _spawn("rolling_graph.probe.runner", ["--session", sid, *(extra or [])], os.path.join(settings.home_dir, "logs", "probe.log"), env)
+    from .detach import spawn_later
 
-
-def _project_of(store: SidecarStore, sid: str) -> str | None:
-    """The session's project, from its journal's first (init) entry: no graph parse."""
-    try:
-        with open(store._path(sid, "journal.jsonl"), "rb") as fh:
-            first = fh.readline()
-        entry = jsonio.loads(first)
-    except (OSError, ValueError, UnicodeDecodeError):
-        return None
-    return entry.get("project") if isinstance(entry, dict) else None
+    spawn_later("rolling_graph.probe.runner", ["--session", sid, *(extra or [])], os.path.join(settings.home_dir, "logs", "probe.log"), env)
 
 
 def _ensure_session(store: SidecarStore, sid: str, payload: dict[str, Any]) -> None:
@@ -167,102 +125,21 @@ def _cap_notice(doc: dict[str, Any]) -> str | None:
     return notice
 
 
-# -- injections ------------------------------------------------------------------------------
-# Each injection is decided from the hook index first; the graph is parsed only when there
-# is something to say (see rolling_graph.index).
-
-
-def prompt_context(view: Any, prompt: str, settings: Settings, event_id: str | None = None) -> str:
-    """What a prompt gets: what is new since the last note, and any branch it names.
-
-    A named branch gets the full LOD budget; a plain delta the smaller delta budget.
-    """
-    from . import index as index_mod
-    from . import ledger as ledger_mod
-
-    index, ledger = view.index, view.state["ledger"]
-    named_any = index_mod.named_in(index, prompt, event_id)
-    if not named_any and index_mod.nothing_new(index, ledger):
-        return ""
-    order, fresh = index_mod.delta_order(index, ledger)
-    if not order and not named_any:
-        index_mod.mark(ledger, index, [])
-        return ""
-    from .render import adjacency, mentions, render_prompt_note
-
-    doc = view.graph()
-    named, _ = mentions(doc, prompt, event_id, hints=False)
-    budget = settings.render.budget_tokens if named else settings.render.delta_budget_tokens
-    adj = adjacency(doc, [*order[:20], *named[:3]])
-    text, shown = render_prompt_note(doc, order, named, settings.render, budget, adj=adj)
-    ledger_mod.record(ledger, {n: fresh.get(n) or ledger_mod.fingerprint(n, doc, adj) for n in shown})
-    index_mod.mark(ledger, index, [n for n in order if n not in shown])
-    return text
-
-
-def full_context(view: Any, settings: Settings) -> str:
-    """The full LOD block; the ledger restarts from what it shows."""
-    from . import index as index_mod
-    from . import ledger as ledger_mod
-    from .render import adjacency, esc, render_lod
-
-    doc = view.graph()
-    text = render_lod(doc, settings.render)
-    shown = [n for n, node in doc.get("nodes", {}).items() if (label := esc(node.get("label", n), 40)) and label[:30] in text]
-    adj = adjacency(doc, shown)
-    ledger: dict[str, Any] = {}
-    ledger_mod.record(ledger, {n: ledger_mod.fingerprint(n, doc, adj) for n in shown})
-    index_mod.mark(ledger, view.index, [])
-    view.state["ledger"] = ledger
-    return text
-
-
-def tool_context(view: Any, event: dict[str, Any], settings: Settings) -> str:
-    """Proactive note when a tool touches a file the graph ties to a decision not yet told."""
-    from . import index as index_mod
-
-    news = index_mod.tool_news(view.index, view.state["ledger"], event.get("paths", []))
-    if not news:
-        return ""
-    from . import ledger as ledger_mod
-    from .render import adjacency, render_nodes
-
-    doc = view.graph()
-    nodes = doc["nodes"]
-    news = sorted((n for n in news if n in nodes), key=lambda i: -float(nodes[i].get("weight", 0)))
-    adj = adjacency(doc, news)
-    shown_path = next(iter(event.get("paths", [])), "this file")
-    text, shown = render_nodes(doc, news, f"Memory about {shown_path[:80]}:", settings.render.tool_budget_tokens, settings.render)
-    ledger_mod.record(view.state["ledger"], {n: ledger_mod.fingerprint(n, doc, adj) for n in shown})
-    return text
-
-
-# -- events -------------------------------------------------------------------------------------
-def _speak(view: Any, event_name: str, event: dict[str, Any], settings: Settings) -> str:
-    if event_name == "UserPromptSubmit":
-        text = prompt_context(view, event["text"], settings, event["id"])
-    else:
-        text = tool_context(view, event, settings)
-    if text:
-        _count_injection(view.state, text, settings)
-    return text
-
-
 def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event_name: str, payload: dict[str, Any]) -> dict[str, Any] | None:
     now = now_iso()
     _ensure_session(store, sid, payload)
     sync = settings.probe.mode == "sync"
     with store.hook_transaction(sid) as view:
         event, reasons = _gate_event(view.state, event_name, payload, now, settings, view.index.get("nodes", {}))
-        text = "" if (reasons and sync) else _speak(view, event_name, event, settings)
+        text = "" if (reasons and sync) else inject.speak(view, event_name, event, settings)
         notice = _cap_notice(view.state)
     if event_name == "UserPromptSubmit" and view.state["counters"].get("prompts") == 1:
-        _start_pull(settings, sid, event["text"], _project_of(store, sid))
+        warm.start_pull(settings, sid, event["text"], warm.project_of(store, sid))
     if reasons:
         _start_probe(store, settings, sid)
         if sync:  # the probe has run: tell the model what it found for this very event
             with store.hook_transaction(sid) as view:
-                text = _speak(view, event_name, event, settings)
+                text = inject.speak(view, event_name, event, settings)
                 notice = notice or _cap_notice(view.state)
     return _output(event_name, text, notice)
 
@@ -296,22 +173,6 @@ def compact_summary(transcript_path: object) -> str | None:
     return None
 
 
-def _resume_from_snapshot(store: SidecarStore, settings: Settings, sid: str, now: datetime) -> None:
-    """Bring the project's top warm branches into the hot graph (no database: a file)."""
-    from reconcile.snapshot import read_snapshot, snapshot_ops
-
-    doc = store.load(sid)
-    project = doc.get("project")
-    if not project:
-        return
-    snapshot = read_snapshot(settings.home, project)
-    if not snapshot:
-        return
-    ops = snapshot_ops(doc, snapshot, now)
-    if ops:
-        store.apply_ops(sid, ops, kind="resume", rationale="pulled from the warm graph's resume snapshot", backend="warm")
-
-
 def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload: dict[str, Any]) -> dict[str, Any] | None:
     from .model import utcnow
 
@@ -319,7 +180,7 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload:
     source = payload.get("source") if isinstance(payload.get("source"), str) else "startup"
     _ensure_session(store, sid, payload)
     if source in ("startup", "resume", "clear"):
-        _resume_from_snapshot(store, settings, sid, now)
+        warm.resume_from_snapshot(store, settings, sid, now)
     fire = False
     if source == "compact":
         summary = compact_summary(payload.get("transcript_path"))
@@ -330,87 +191,15 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload:
     if fire and settings.probe.mode == "sync":
         _start_probe(store, settings, sid)
     with store.hook_transaction(sid) as view:
-        text = full_context(view, settings)
+        text = inject.full_context(view, settings)
         if text:
             text = f"Rolling Graph restored this session's memory ({source}).\n{text}"
-            _count_injection(view.state, text, settings)
+            inject.count_injection(view.state, text, settings)
     if fire and settings.probe.mode != "sync":
         _start_probe(store, settings, sid)
-    if settings.warm and _recovery_due(settings, sid):
-        _spawn_worker(settings, ["recover", "--quick"])
+    if settings.warm and warm.recovery_due(settings, sid):
+        warm.spawn_worker(settings, ["recover", "--quick"])
     return _output("SessionStart", text)
-
-
-#: Crash recovery on SessionStart runs at most this often (a cheap file stamp decides).
-RECOVER_EVERY_S = 3600
-
-
-def _recovery_due(settings: Settings, sid: str) -> bool:
-    """Is there anything the detached ``recover --quick`` could do, and has it not run in
-    the last hour? Work queued on disk, or another session whose journal changed since
-    the last recover (a crash leaves one behind). Stamps when it says yes."""
-    import time
-
-    stamp = os.path.join(settings.home_dir, ".recover.stamp")
-    try:
-        last = os.stat(stamp).st_mtime
-    except FileNotFoundError:
-        last = 0.0
-    if time.time() - last < RECOVER_EVERY_S:
-        return False
-    try:
-        queued = any(name.endswith(".json") for name in os.listdir(os.path.join(settings.home_dir, "queue")))
-    except OSError:
-        queued = False
-    changed = False
-    if not queued:
-        sessions = os.path.join(settings.home_dir, "sessions")
-        try:
-            for name in os.listdir(sessions):
-                if name.endswith(".journal.jsonl") and name != f"{sid}.journal.jsonl" and os.stat(os.path.join(sessions, name)).st_mtime > last:
-                    changed = True
-                    break
-        except OSError:
-            pass
-    if not (queued or changed):
-        return False
-    try:
-        with open(stamp, "w"):
-            pass
-    except OSError:
-        return False
-    return True
-
-
-def _spawn_worker(settings: Settings, args: list[str]) -> None:
-    """Start the warm-graph worker detached, if the warm graph is on."""
-    if not settings.warm:
-        return
-    env = dict(os.environ, ROLLING_GRAPH_HOME=settings.home_dir)
-    _spawn("reconcile.worker", args, os.path.join(settings.home_dir, "logs", "reconcile.log"), env)
-
-
-def _has_snapshot(settings: Settings, project: str | None) -> bool:
-    if not project:
-        return False
-    from .project import project_key
-
-    return os.path.exists(os.path.join(settings.home_dir, "snapshots", f"{project_key(project)}.json"))
-
-
-def _start_pull(settings: Settings, sid: str, prompt: str, project: str | None) -> None:
-    """First prompt of a session: rank the warm graph against it, detached (the worker
-    merges what it finds into the hot graph for the next injection)."""
-    if not settings.warm or not _has_snapshot(settings, project):
-        return  # a project never reconciled has nothing in the warm graph to pull
-    path = os.path.join(settings.home_dir, "tmp", f"{sid}.prompt.txt")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, prompt.encode("utf-8"))  # already redacted and bounded
-    finally:
-        os.close(fd)
-    _spawn_worker(settings, ["pull", "--session", sid, "--prompt-file", path])
 
 
 def on_flush(store: SidecarStore, settings: Settings, sid: str, trigger: str) -> None:
@@ -425,7 +214,7 @@ def on_flush(store: SidecarStore, settings: Settings, sid: str, trigger: str) ->
         from .probe.runner import run_probe
 
         run_probe(settings, sid)
-        _spawn_worker(settings, ["reconcile", "--session", sid, "--trigger", trigger])
+        warm.spawn_worker(settings, ["reconcile", "--session", sid, "--trigger", trigger])
         return
     _start_probe(store, settings, sid, ["--reconcile", trigger] if settings.warm else None)
 
@@ -512,14 +301,15 @@ def entry() -> None:
     """
     import gc
 
-    global _defer
+    from . import detach
+
     gc.disable()
-    _defer = True  # detached work starts after our output is written and flushed
+    detach.defer = True  # detached work starts after our output is written and flushed
     code = main()
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-        run_deferred()
+        detach.run_deferred()
     except Exception:
         _log_failure("spawn")
     finally:

@@ -18,11 +18,11 @@ journal (a crash between the two writes) is rolled forward.
 
 from __future__ import annotations
 
-import fcntl
 import os
 
 from . import journal as journal_mod
 from . import jsonio
+from .atomic import FileLock, read_json, write_atomic
 from .model import SCHEMA_VERSION, iso, new_counters, new_document, new_gate_state, utcnow
 
 TYPE_CHECKING = False
@@ -56,69 +56,10 @@ def validate_session_id(sid: object) -> str:
     return sid
 
 
-def _write_atomic(path: str, data: bytes, durable: bool = True) -> None:
-    """Temp file in the same directory, (fsync), rename: readers see old or new, never half.
-
-    ``durable=False`` skips the fsync: for the hook's volatile state file only, which is
-    rewritten on every event. A process crash still leaves the old or the new file; a
-    power cut may lose the last event's counters. The journal and the graph are fsynced.
-    """
-    tmp = f"{path}.tmp.{os.getpid()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, data)
-        if durable:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-
-
 def _dumps(doc: dict[str, Any]) -> bytes:
     # (orjson parses faster, but importing it pulls in dataclasses, platform and more:
     # ~17 ms, more than it saves in a process that lives for one event.)
     return jsonio.dumps(doc).encode("utf-8")
-
-
-def _read_json(path: str) -> dict[str, Any] | None:
-    """The JSON object at ``path``; None when missing, truncated or not an object."""
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read()
-    except FileNotFoundError:
-        return None
-    try:
-        doc = jsonio.loads(data)
-    except (ValueError, UnicodeDecodeError):
-        return None
-    return doc if isinstance(doc, dict) else None
-
-
-class _Lock:
-    """Exclusive ``flock`` on a lock file; blocking unless ``blocking=False``."""
-
-    def __init__(self, path: str, blocking: bool = True) -> None:
-        self.path = path
-        self.blocking = blocking
-        self.fd: int | None = None
-        self.acquired = False
-
-    def __enter__(self) -> _Lock:
-        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-        flags = fcntl.LOCK_EX | (0 if self.blocking else fcntl.LOCK_NB)
-        try:
-            fcntl.flock(self.fd, flags)
-            self.acquired = True
-        except BlockingIOError:
-            self.acquired = False
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.fd is not None:
-            if self.acquired:
-                fcntl.flock(self.fd, fcntl.LOCK_UN)
-            os.close(self.fd)
-            self.fd = None
 
 
 class _Transaction:
@@ -182,7 +123,7 @@ class _HookView:
             if exc_type is None:
                 os.makedirs(self.store.dir, exist_ok=True)
                 state = {"version": SCHEMA_VERSION, **{k: self.state.get(k) for k in STATE_KEYS}}
-                _write_atomic(self.store._path(self.sid, "state.json"), _dumps(state), durable=False)
+                write_atomic(self.store._path(self.sid, "state.json"), _dumps(state), durable=False)
         finally:
             self.lock.__exit__()
 
@@ -218,14 +159,14 @@ class SidecarStore:
     def exists(self, sid: str) -> bool:
         return os.path.exists(self._path(sid, "graph.json")) or os.path.exists(self._path(sid, "journal.jsonl"))
 
-    def lock(self, sid: str, blocking: bool = True) -> _Lock:
+    def lock(self, sid: str, blocking: bool = True) -> FileLock:
         os.makedirs(self.dir, exist_ok=True)
-        return _Lock(self._path(sid, "lock"), blocking)
+        return FileLock(self._path(sid, "lock"), blocking)
 
-    def probe_lock(self, sid: str) -> _Lock:
+    def probe_lock(self, sid: str) -> FileLock:
         """Held by the one probe process a session may have; taken without blocking."""
         os.makedirs(self.dir, exist_ok=True)
-        return _Lock(self._path(sid, "probe.lock"), blocking=False)
+        return FileLock(self._path(sid, "probe.lock"), blocking=False)
 
     def probe_running(self, sid: str) -> bool:
         with self.probe_lock(sid) as lk:
@@ -244,7 +185,7 @@ class SidecarStore:
 
         Reads need no lock: files are only ever replaced whole.
         """
-        graph = _read_json(self._path(sid, "graph.json"))
+        graph = read_json(self._path(sid, "graph.json"))
         jpath = self._path(sid, "journal.jsonl")
         if graph is not None and graph.get("journal_bytes", 0) >= journal_mod.journal_size(jpath):
             return graph
@@ -256,7 +197,7 @@ class SidecarStore:
 
     def _load_graph_locked(self, sid: str) -> dict[str, Any]:
         gpath, jpath = self._path(sid, "graph.json"), self._path(sid, "journal.jsonl")
-        graph = _read_json(gpath)
+        graph = read_json(gpath)
         size = journal_mod.journal_size(jpath)
         if graph is not None and graph.get("version") == SCHEMA_VERSION and graph.get("journal_bytes", 0) >= size:
             return graph
@@ -272,22 +213,22 @@ class SidecarStore:
         journal_mod.rebuild(graph, entries, self._decay_settings())
         graph["journal_bytes"] = size
         os.makedirs(self.dir, exist_ok=True)
-        _write_atomic(gpath, _dumps(graph))
+        write_atomic(gpath, _dumps(graph))
         self._write_index(sid, graph)
         return graph
 
     def _write_index(self, sid: str, graph: dict[str, Any]) -> dict[str, Any]:
         from .index import build_index
 
-        index = build_index(graph, _read_json(self._path(sid, "index.json")))
-        _write_atomic(self._path(sid, "index.json"), _dumps(index), durable=False)  # derived: no fsync
+        index = build_index(graph, read_json(self._path(sid, "index.json")))
+        write_atomic(self._path(sid, "index.json"), _dumps(index), durable=False)  # derived: no fsync
         return index
 
     def load_index(self, sid: str) -> dict[str, Any] | None:
         """The hook index, or None when missing, unreadable or older than the journal."""
         from .index import INDEX_VERSION
 
-        index = _read_json(self._path(sid, "index.json"))
+        index = read_json(self._path(sid, "index.json"))
         if not index or index.get("version") != INDEX_VERSION:
             return None
         if index.get("journal_bytes") != journal_mod.journal_size(self._path(sid, "journal.jsonl")):
@@ -295,7 +236,7 @@ class SidecarStore:
         return index
 
     def load_state(self, sid: str) -> dict[str, Any]:
-        state = _read_json(self._path(sid, "state.json")) or {}
+        state = read_json(self._path(sid, "state.json")) or {}
         gate = state.get("gate")
         if not isinstance(gate, dict):
             gate = new_gate_state()
@@ -324,12 +265,12 @@ class SidecarStore:
     def _save_locked(self, sid: str, doc: dict[str, Any], *, graph: bool = True) -> None:
         os.makedirs(self.dir, exist_ok=True)
         state = {"version": SCHEMA_VERSION, **{k: doc.get(k) for k in STATE_KEYS}}
-        _write_atomic(self._path(sid, "state.json"), _dumps(state), durable=False)
+        write_atomic(self._path(sid, "state.json"), _dumps(state), durable=False)
         if graph:
             g = {k: v for k, v in doc.items() if k not in STATE_KEYS}
             g["updated_at"] = iso(utcnow())
             g["journal_bytes"] = journal_mod.journal_size(self._path(sid, "journal.jsonl"))
-            _write_atomic(self._path(sid, "graph.json"), _dumps(g))
+            write_atomic(self._path(sid, "graph.json"), _dumps(g))
             self._write_index(sid, g)
 
     def hook_transaction(self, sid: str) -> _HookView:

@@ -54,7 +54,7 @@ DECISION_PROMPT = "We decided to use PostgreSQL instead of SQLite for the warm s
 DECISION_WORD = "PostgreSQL"
 SNAPSHOT_WAIT_S = 20.0
 PROBE_WAIT_S = 20.0
-TIMING_REPEATS = 3
+TIMING_REPEATS = 4
 UNREACHABLE_DSN = "postgresql:///rolling_graph?host=/nonexistent-rolling-graph-e2e"
 
 

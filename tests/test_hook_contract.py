@@ -159,3 +159,29 @@ def test_hook_process_imports_no_heavy_module() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+def test_a_tool_result_costs_the_hook_no_regex_json_or_datetime_import(tmp_path: Path) -> None:
+    """The most frequent event stays at the interpreter's floor: these imports cost more
+    than everything else the hook does (see rolling_graph/jsonio.py)."""
+    import subprocess
+
+    heavy = ("re", "json", "enum", "datetime", "pathlib", "typing", "subprocess", "dataclasses")
+    listing = f"import sys; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    # What a bare interpreter already has loaded (an editable install's finder loads some).
+    bare = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True, timeout=30).stdout.strip()
+    assert run_hook("session-start", EVENT_PAYLOADS["session-start"]).returncode == 0  # (creating a session stamps times)
+    stdin = tmp_path / "payload.json"
+    stdin.write_text(json.dumps(tool_payload(SID, "Bash", {"command": "ls src"}, {"stdout": "app.py", "stderr": ""})))
+    code = (
+        "import io, os, sys\n"
+        f"sys.stdin = io.TextIOWrapper(open({str(stdin)!r}, 'rb'))\n"
+        "sys.argv = ['rgraph-hook', 'post-tool-use']\n"
+        "os.environ['ROLLING_GRAPH_PROBE_MODE'] = 'async'\n"
+        "from rolling_graph import hook\n"
+        "hook.main()\n"
+        f"{listing}\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == bare

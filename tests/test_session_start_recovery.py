@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from rolling_graph.config import load_settings
-from rolling_graph.hook import RECOVER_EVERY_S, _recovery_due
+from rolling_graph.warm import RECOVER_EVERY_S
+from rolling_graph.warm import recovery_due as _recovery_due
 
 
 @pytest.fixture

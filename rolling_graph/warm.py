@@ -1,0 +1,116 @@
+"""The hook's side of the warm graph: resume from the snapshot file, the first prompt's
+pull, and crash recovery — all without waiting on the database (workers run detached).
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import jsonio
+from .detach import spawn_later
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from .config import Settings
+    from .sidecar import SidecarStore
+
+
+def project_of(store: SidecarStore, sid: str) -> str | None:
+    """The session's project, from its journal's first (init) entry: no graph parse."""
+    try:
+        with open(store._path(sid, "journal.jsonl"), "rb") as fh:
+            first = fh.readline()
+        entry = jsonio.loads(first)
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    return entry.get("project") if isinstance(entry, dict) else None
+
+
+def resume_from_snapshot(store: SidecarStore, settings: Settings, sid: str, now: datetime) -> None:
+    """Bring the project's top warm branches into the hot graph (no database: a file)."""
+    from reconcile.snapshot import read_snapshot, snapshot_ops
+
+    doc = store.load(sid)
+    project = doc.get("project")
+    if not project:
+        return
+    snapshot = read_snapshot(settings.home, project)
+    if not snapshot:
+        return
+    ops = snapshot_ops(doc, snapshot, now)
+    if ops:
+        store.apply_ops(sid, ops, kind="resume", rationale="pulled from the warm graph's resume snapshot", backend="warm")
+
+
+#: Crash recovery on SessionStart runs at most this often (a cheap file stamp decides).
+RECOVER_EVERY_S = 3600
+
+
+def recovery_due(settings: Settings, sid: str) -> bool:
+    """Is there anything the detached ``recover --quick`` could do, and has it not run in
+    the last hour? Work queued on disk, or another session whose journal changed since
+    the last recover (a crash leaves one behind). Stamps when it says yes."""
+    import time
+
+    stamp = os.path.join(settings.home_dir, ".recover.stamp")
+    try:
+        last = os.stat(stamp).st_mtime
+    except FileNotFoundError:
+        last = 0.0
+    if time.time() - last < RECOVER_EVERY_S:
+        return False
+    try:
+        queued = any(name.endswith(".json") for name in os.listdir(os.path.join(settings.home_dir, "queue")))
+    except OSError:
+        queued = False
+    changed = False
+    if not queued:
+        sessions = os.path.join(settings.home_dir, "sessions")
+        try:
+            for name in os.listdir(sessions):
+                if name.endswith(".journal.jsonl") and name != f"{sid}.journal.jsonl" and os.stat(os.path.join(sessions, name)).st_mtime > last:
+                    changed = True
+                    break
+        except OSError:
+            pass
+    if not (queued or changed):
+        return False
+    try:
+        with open(stamp, "w"):
+            pass
+    except OSError:
+        return False
+    return True
+
+
+def spawn_worker(settings: Settings, args: list[str]) -> None:
+    """Start the warm-graph worker detached, if the warm graph is on."""
+    if not settings.warm:
+        return
+    env = dict(os.environ, ROLLING_GRAPH_HOME=settings.home_dir)
+    spawn_later("reconcile.worker", args, os.path.join(settings.home_dir, "logs", "reconcile.log"), env)
+
+
+def has_snapshot(settings: Settings, project: str | None) -> bool:
+    if not project:
+        return False
+    from .project import project_key
+
+    return os.path.exists(os.path.join(settings.home_dir, "snapshots", f"{project_key(project)}.json"))
+
+
+def start_pull(settings: Settings, sid: str, prompt: str, project: str | None) -> None:
+    """First prompt of a session: rank the warm graph against it, detached (the worker
+    merges what it finds into the hot graph for the next injection)."""
+    if not settings.warm or not has_snapshot(settings, project):
+        return  # a project never reconciled has nothing in the warm graph to pull
+    path = os.path.join(settings.home_dir, "tmp", f"{sid}.prompt.txt")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, prompt.encode("utf-8"))  # already redacted and bounded
+    finally:
+        os.close(fd)
+    spawn_worker(settings, ["pull", "--session", sid, "--prompt-file", path])
