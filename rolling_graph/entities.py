@@ -96,7 +96,7 @@ _LEAD_CORRECTION_RE = lazy(
     r"\s*(?:actually|wait|scratch that|not that|no|nope|correction|change of plan|on second thought|i meant|hmm)\b[\s,:;.!—-]*",
     re.IGNORECASE,
 )
-_NEGATED_RE = lazy(r"\b(?:not|don'?t use|no longer|drop|instead of|rather than|replace)\s+([\w+#-]+(?:\.[\w+#-]+)*)", re.IGNORECASE)
+_NEGATED_RE = lazy(r"\b(?:not|don'?t use|no longer|drop|instead of|rather than|replace)\s+([\w+#-]+(?:\.[\w+#-]+)*(?:\s+\d[\w.:-]*)?)", re.IGNORECASE)
 
 
 def sentences(text: str) -> list[str]:
@@ -178,7 +178,9 @@ def has_correction(text: str) -> bool:
 
 
 POSITIVE_RE = lazy(r"\b(?:use|go with|switch to|pick|choose|prefer|move to|stick with)\b", re.IGNORECASE)
-_REASON_CUT_RE = lazy(r"[,;:(]|\s[—–]\s|\s(?:since|because|as|so|so that|which|but|and then)\s", re.IGNORECASE)
+#: "…not December 12, it's January 9": the replacement named by a copula, not a verb.
+_COPULA_RE = lazy(r"\b(?:it'?s|it is|it will be|should be|make it|now)\s+", re.IGNORECASE)
+_REASON_CUT_RE = lazy(r"[,;:(]|\s[—–]\s|\s(?:since|because|so|so that|which|but|and then)\s", re.IGNORECASE)
 #: Verbs a decision label may start with; other gists get "Use " in front, so a decision
 #: ("Use Render") never shares an id with the thing it is about ("Render").
 _LEAD_VERBS = frozenset(
@@ -197,6 +199,13 @@ def statement(sentence: str, max_len: int = 90) -> str:
     text = sentence.strip()
     positives = list(POSITIVE_RE.finditer(text)) if has_correction(text) else []
     m = DECISION_RE.search(text)
+    negated = negated_terms(text) if has_correction(text) else []
+    copula = _COPULA_RE.search(text) if negated and not positives and not m else None
+    if copula:
+        replacement = _REASON_CUT_RE.split(text[copula.end():].strip(" .,!;:-—"))[0].strip(" .,!;:-—")
+        if replacement:
+            label = f"{replacement} instead of {negated[0]}"
+            return label if len(label) <= max_len else label[: max_len - 1] + "…"
     if positives and (not m or positives[-1].start() > m.start()):
         text = text[positives[-1].start() :]
     elif m:

@@ -86,8 +86,9 @@ _FAILS = ("won-t", "will-not", "doesn-t", "does-not", "can-t", "cannot", "isn-t"
 
 
 def _negated(entity: dict[str, Any], item: str) -> bool:
-    """``not X`` / ``no X``, or ``X won't …`` / ``X doesn't …`` (the option is turned away)."""
-    return any(f"{neg}-{alt}" in item for neg in ("not", "no") for alt in entity["match"]) or any(
+    """``not X`` / ``no X`` / ``instead of X`` / ``rather than X``, or ``X won't …`` /
+    ``X doesn't …``: the option is turned away."""
+    return any(f"{neg}-{alt}" in item for neg in ("not", "no", "instead-of", "rather-than") for alt in entity["match"]) or any(
         f"{alt}-{fails}" in item for alt in entity["match"] for fails in _FAILS
     )
 

@@ -213,7 +213,7 @@ def render_lod(
     adj = adjacency(doc, [*doc.get("focus", []), *named[:3]])
     old = superseded_ids(doc.get("edges", {}))
     rejected = rejected_ids(nodes, doc.get("edges", {}))
-    links = 8 if b.limit_chars >= 2000 else 4
+    links = 8 if b.limit_chars >= 4000 else 4
     focus, hop1, rest = layers(doc, adj)
     shown: set[str] = set()
     reserve = 160  # keep room for the counts line
@@ -230,6 +230,18 @@ def render_lod(
         for nid in todo:
             if b.add(node_line(nid, doc, adj, links=links), reserve):
                 shown.add(nid)
+    # Decisions in force outrank everything else the block could still show: whatever is
+    # far from the focus, the session's live intent must survive a compaction.
+    live = [
+        n for n in [*hop1, *rest]
+        if nodes[n].get("kind") in ("decision", "correction", "preference") and n not in old and n not in rejected and n not in shown
+    ]
+    live.sort(key=lambda i: (-float(nodes[i].get("weight", 0)), i))
+    if live and b.add("Decisions in force:", reserve):
+        for nid in live:
+            if not b.add(f"- [{esc(nodes[nid].get('kind'), 20)}] " + summary_line(nid, doc), reserve):
+                break
+            shown.add(nid)
     near = [n for n in hop1 if n not in shown]
     # Decisions and corrections outrank incidental names; superseded ones go last.
     near.sort(key=lambda i: (i in old or i in rejected, nodes[i].get("kind") not in ("decision", "correction"), -float(nodes[i].get("weight", 0))))

@@ -29,7 +29,7 @@ from rolling_graph.replay import ReplayOptions, ReplayResult, replay
 from rolling_graph.transcript import parse_transcripts
 
 TRANSCRIPTS = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts"
-MAIN = ["tool_heavy", "four_domains", "reversals", "resumed", "secrets"]
+MAIN = ["tool_heavy", "four_domains", "reversals", "resumed", "secrets", "long_project"]
 BUDGET = 800
 
 #: Floors below which a fixture's final-graph entity recall is a regression.
@@ -106,7 +106,7 @@ def test_corrections_supersede_the_decisions_they_reverse(replays: dict[str, Rep
     assert not missing, f"missing supersedes edges: {missing}"
 
 
-@pytest.mark.parametrize("name", ["tool_heavy", "reversals", "resumed"])
+@pytest.mark.parametrize("name", ["tool_heavy", "reversals", "resumed", "long_project"])
 def test_gold_entities_survive_into_the_compact_or_resume_injection(name: str, replays: dict[str, ReplayResult]) -> None:
     g = gold(name)
     by_key = {e["key"]: e for e in g["entities"]}

@@ -193,7 +193,8 @@ def _prompt(p: _Proposal, event: dict[str, Any], state: dict[str, Any]) -> None:
                 if m == old or p.kind_of(m) in ("decision", "correction"):
                     continue
                 # "not Resend ... use Bento": Bento is decided, Resend is turned away from.
-                p.edge(nid, "contradicts" if m in rejected else "decides", m, 0.7)
+                turned_away = any(r == m or r.startswith(m + "-") or m.startswith(r + "-") for r in rejected)
+                p.edge(nid, "contradicts" if turned_away else "decides", m, 0.7)
             if nid:
                 state["topic"] = nid
         elif decision:
