@@ -122,11 +122,9 @@ def approve(
     now = now or utcnow()
     embedder = embedder or embeddings.get_embedder(settings)
     with conn.transaction():
-        draft = get_draft(conn, draft_id, lock=True)
+        draft, refusal = _pending_draft(conn, draft_id)
         if draft is None:
-            return ReviewResult("missing", draft_id, f"no draft {draft_id}")
-        if draft["status"] != "pending":
-            return ReviewResult("not-pending", draft_id, f"draft {draft_id} is {draft['status']}, not pending")
+            return refusal  # type: ignore[return-value]
         if is_stale(conn, draft):
             return _refreshed(conn, settings, draft, drafter, embedder, gs, now)
         content = clean_text(redact(text if text is not None else draft["content"]))
@@ -152,6 +150,16 @@ def approve(
     return ReviewResult("approved", draft_id, f"draft {draft_id} {verb} as memory {memory_id}", int(memory_id), export_path=path)
 
 
+def _pending_draft(conn: Any, draft_id: int) -> tuple[dict[str, Any] | None, ReviewResult | None]:
+    """The draft, locked, if it is still pending; else why it cannot be decided."""
+    draft = get_draft(conn, draft_id, lock=True)
+    if draft is None:
+        return None, ReviewResult("missing", draft_id, f"no draft {draft_id}")
+    if draft["status"] != "pending":
+        return None, ReviewResult("not-pending", draft_id, f"draft {draft_id} is {draft['status']}, not pending")
+    return draft, None
+
+
 def edit(conn: Any, settings: Settings, draft_id: int, text: str, **kw: Any) -> ReviewResult:
     """Approve the reviewer's own wording of the draft."""
     return approve(conn, settings, draft_id, text=text, **kw)
@@ -162,11 +170,9 @@ def reject(conn: Any, draft_id: int, *, by: str | None = None, reason: str | Non
     now = now or utcnow()
     who = by or reviewer()
     with conn.transaction():
-        draft = get_draft(conn, draft_id, lock=True)
+        draft, refusal = _pending_draft(conn, draft_id)
         if draft is None:
-            return ReviewResult("missing", draft_id, f"no draft {draft_id}")
-        if draft["status"] != "pending":
-            return ReviewResult("not-pending", draft_id, f"draft {draft_id} is {draft['status']}, not pending")
+            return refusal  # type: ignore[return-value]
         conn.execute(
             "UPDATE graduation_drafts SET status = 'rejected', decided_at = %s, decided_by = %s WHERE id = %s", (now, who, draft_id)
         )

@@ -25,8 +25,6 @@ SEEN_MAX = 200
 #: Share of keyword evidence a prompt needs before its domain counts as a shift.
 DOMAIN_CONFIDENCE = 0.6
 
-TRIGGERS = ("new_entity", "domain_shift", "decision", "correction", "dead_man", "error", "compact", "turn_end")
-
 
 def _unseen(ids: list[str], nodes: dict[str, Any], seen: set[str]) -> list[str]:
     return [i for i in ids if i not in nodes and i not in seen]

@@ -72,17 +72,24 @@ def build_index(graph: dict[str, Any], previous: dict[str, Any] | None = None) -
     }
 
 
-def named_in(index: dict[str, Any], text: str, exclude_source: str | None = None) -> bool:
-    """Does the text name any node (as :func:`rolling_graph.render.mentions` would)?"""
-    import re
+def names(low: str, nid: str, label: str) -> bool:
+    """Does lowercased text name this node: its label as a whole word (or any long label
+    as a substring), or its id? Cheap substring tests first; a regex only if they pass."""
+    if len(label) >= 3 and label in low:
+        if len(label) >= 40:
+            return True
+        import re
 
+        if re.search(r"(?<![\w-])" + re.escape(label) + r"(?![\w-])", low):
+            return True
+    return len(nid) >= 4 and nid in low
+
+
+def named_in(index: dict[str, Any], text: str, exclude_source: str | None = None) -> bool:
+    """Does the text name any node (as :func:`rolling_graph.render.mentions` decides)?"""
     low = text.lower()
     for nid, (label, _w, _kind, source) in index.get("nodes", {}).items():
-        if exclude_source and source == exclude_source:
-            continue
-        if len(label) >= 3 and label in low and (len(label) >= 40 or re.search(r"(?<![\w-])" + re.escape(label) + r"(?![\w-])", low)):
-            return True
-        if len(nid) >= 4 and nid in low:
+        if not (exclude_source and source == exclude_source) and names(low, nid, label):
             return True
     return False
 

@@ -20,7 +20,6 @@ MEANINGFUL = frozenset({"supersedes", "decides", "blocks", "contradicts"})
 #: Kinds a prompt delta may carry even when not near the focus.
 INTENT_KINDS = frozenset({"decision", "correction", "preference", "error"})
 LEDGER_MAX = 5000
-INCIDENTAL_KINDS = frozenset({"file", "command", "symbol"})
 
 
 def fingerprint(nid: str, doc: dict[str, Any], adj: dict[str, list[tuple[str, str, str]]]) -> str:
@@ -28,10 +27,6 @@ def fingerprint(nid: str, doc: dict[str, Any], adj: dict[str, list[tuple[str, st
     links = sorted(f"{d}{v}:{o}" for v, o, d in adj.get(nid, ()) if v in MEANINGFUL)
     raw = "|".join([str(n.get("kind")), str(n.get("label")), str(n.get("summary", "")), str(n.get("superseded_by", "")), *links])
     return format(zlib.crc32(raw.encode("utf-8")), "08x")
-
-
-def is_new(ledger: dict[str, str], nid: str, fp: str) -> bool:
-    return ledger.get(nid) != fp
 
 
 def record(ledger: dict[str, Any], entries: dict[str, str]) -> None:

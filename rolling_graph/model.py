@@ -223,8 +223,3 @@ def make_edge(source: str, relationship: str, target: str, strength: float = 0.5
         "strength": strength,
         "last_activated": iso(now or utcnow()),
     }
-
-
-def graph_fingerprint(doc: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The part of a document that the journal must reproduce: nodes and edges."""
-    return doc.get("nodes", {}), doc.get("edges", {})

@@ -13,8 +13,6 @@ delimiters that no label can close. Token counts are a conservative estimate
 
 from __future__ import annotations
 
-import re
-
 from .focus import rejected_ids, superseded_ids
 from .lazyre import lazy
 
@@ -115,17 +113,13 @@ def mentions(doc: dict[str, Any], text: str | None, exclude_source: str | None =
     low = text.lower()
     words = {w for w in set(_WORD_RE.findall(low)) - _HINT_STOP if len(w) >= 4}
     named, overlap = [], []
+    from .index import names
+
     for nid, n in doc.get("nodes", {}).items():
         label = str(n.get("label", "")).lower()
-        # Cheap substring tests first; a regex only for the few that pass them.
-        if len(label) >= 3 and label in low:
-            if exclude_source and n.get("sources") == [exclude_source]:
-                continue
-            if len(label) >= 40 or re.search(r"(?<![\w-])" + re.escape(label) + r"(?![\w-])", low):
+        if names(low, nid, label):
+            if not (exclude_source and n.get("sources") == [exclude_source]):
                 named.append(nid)
-                continue
-        if len(nid) >= 4 and nid in low and not (exclude_source and n.get("sources") == [exclude_source]):
-            named.append(nid)
             continue
         if hints and words:
             # Substring pre-check (cheap) before the exact word test (a split per node).

@@ -27,7 +27,6 @@ from .model import SCHEMA_VERSION, iso, new_counters, new_document, new_gate_sta
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
     from typing import Any
 
@@ -54,6 +53,11 @@ def validate_session_id(sid: object) -> str:
         shown = repr(sid)[:40]
         raise InvalidSessionId(f"refusing session id {shown}: expected letters, digits, '-', '_' or '.' (at most 128)")
     return sid
+
+
+def _new_graph(sid: str) -> dict[str, Any]:
+    """An empty graph document (the state keys live in the state file)."""
+    return {k: v for k, v in new_document(sid).items() if k not in STATE_KEYS}
 
 
 def _dumps(doc: dict[str, Any]) -> bytes:
@@ -121,9 +125,7 @@ class _HookView:
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         try:
             if exc_type is None:
-                os.makedirs(self.store.dir, exist_ok=True)
-                state = {"version": SCHEMA_VERSION, **{k: self.state.get(k) for k in STATE_KEYS}}
-                write_atomic(self.store._path(self.sid, "state.json"), _dumps(state), durable=False)
+                self.store._save_locked(self.sid, self.state, graph=False)
         finally:
             self.lock.__exit__()
 
@@ -202,7 +204,7 @@ class SidecarStore:
         if graph is not None and graph.get("version") == SCHEMA_VERSION and graph.get("journal_bytes", 0) >= size:
             return graph
         if graph is None or graph.get("version") != SCHEMA_VERSION or not isinstance(graph.get("nodes"), dict):
-            base = {k: v for k, v in new_document(sid).items() if k not in STATE_KEYS}
+            base = _new_graph(sid)
             entries = journal_mod.read_journal(jpath)
             if entries:  # keep the original creation facts where the journal has them
                 base["created_at"] = entries[0].get("at", base["created_at"])
@@ -257,7 +259,7 @@ class SidecarStore:
         if os.path.exists(self._path(sid, "graph.json")) or os.path.exists(self._path(sid, "journal.jsonl")):
             doc = self._load_graph_locked(sid)
         else:
-            doc = {k: v for k, v in new_document(sid).items() if k not in STATE_KEYS}
+            doc = _new_graph(sid)
         doc.update(self.load_state(sid))
         return doc
 
@@ -370,7 +372,3 @@ class SidecarStore:
                     if _plain_id(sid):
                         seen[sid] = max(seen.get(sid, 0.0), mtime)
         return sorted(seen, key=lambda s: seen[s], reverse=True)
-
-    def iter_documents(self) -> Iterator[dict[str, Any]]:
-        for sid in self.list_sessions():
-            yield self.load(sid)

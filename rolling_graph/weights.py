@@ -85,14 +85,3 @@ def activation_ops(
             sources = [s for s in node.get("sources", []) if s != source] + [source]
             ops.append({"op": "replace", "path": f"{base}/sources", "value": sources[-SOURCES_MAX:]})
     return ops
-
-
-def weaken_ops(doc: dict[str, Any], node_ids: list[str], settings: DecaySettings) -> list[dict[str, Any]]:
-    ops = []
-    for nid in dict.fromkeys(node_ids):
-        node = doc["nodes"].get(nid)
-        if node is None:
-            continue
-        value = round_w(weaken(node.get("weight", 0.5), settings.weaken_loss, node_floor(node, settings)))
-        ops.append({"op": "replace", "path": f"/nodes/{nid}/weight", "value": value})
-    return ops

@@ -18,7 +18,7 @@ from typing import Any
 from ..config import ConfigError, Settings, load_settings
 from ..events import redact_batch
 from ..gate import reset_after_probe
-from ..model import utcnow
+from ..model import iso, utcnow
 from ..patch import PatchRejected, validate_ops
 from ..sidecar import SidecarStore
 from .base import ProbeResult
@@ -99,7 +99,7 @@ def _apply(
                     "kind": "patch",
                     "rationale": result.rationale,
                     "ops": ops,
-                    "decay_at": doc_time(now),
+                    "decay_at": iso(now),
                     "touched": touched,
                 },
             )
@@ -123,7 +123,7 @@ def _apply(
                             "kind": "patch",
                             "rationale": fallback.rationale,
                             "ops": ops,
-                            "decay_at": doc_time(now),
+                            "decay_at": iso(now),
                             "touched": touched,
                         },
                     )
@@ -142,12 +142,6 @@ def _apply(
             counters["cap_notice_pending"] = f"Rolling Graph: {why}; probes fall back to the offline extractor."
     _record_usage(settings, sid, result)
     return entry
-
-
-def doc_time(now: Any) -> str:
-    from ..model import iso
-
-    return iso(now)
 
 
 def run_probe(settings: Settings, sid: str) -> int:
