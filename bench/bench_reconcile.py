@@ -1,7 +1,7 @@
 """Benchmark the warm graph: reconcile a 2,000-node hot graph into a 100,000-node warm
 graph (target < 2 s) and the prompt-time pull p95 (target < 200 ms).
 
-Run by hand:  python bench/bench_reconcile.py [--warm 100000] [--hot 2000] [--pulls 50]
+Run by hand:  python bench/bench_reconcile.py [--warm 100000] [--hot 2000] [--runs 5] [--pulls 50] [--serial]
 
 Uses ROLLING_GRAPH_DSN when set, else a throwaway embedded server. Prints each number as
 a ratio against a baseline measured in the same run: reconciling the same hot graph into
@@ -84,8 +84,11 @@ def load_warm(dsn: str, root: str, n: int, rng: random.Random) -> dict[str, str]
         embeddings.ensure_index(conn, embedder.model, embedder.dim)
         conn.commit()
         print(f"  built the HNSW index in {time.perf_counter() - t:.1f} s")
-        conn.execute("ANALYZE")
-        conn.commit()
+    # Settle the bulk load before measuring: otherwise autovacuum and the checkpointer
+    # work through 100,000 fresh rows on the same 2 cores during the timed reconcile.
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("VACUUM (ANALYZE)")
+        conn.execute("CHECKPOINT")
     return dict(zip(ids, labels, strict=True))
 
 
@@ -115,6 +118,8 @@ def main() -> int:
     parser.add_argument("--warm", type=int, default=100_000)
     parser.add_argument("--hot", type=int, default=2_000)
     parser.add_argument("--pulls", type=int, default=50)
+    parser.add_argument("--runs", type=int, default=5, help="sessions reconciled into the warm graph (median reported)")
+    parser.add_argument("--serial", action="store_true", help="embed after the merge on one connection (the fallback path)")
     args = parser.parse_args()
     os.environ["ROLLING_GRAPH_EMBEDDER"] = "lexical"
     rng = random.Random(7)
@@ -142,24 +147,33 @@ def main() -> int:
         # Baseline: the same hot graph size into an empty project.
         with db.connect(settings) as conn:
             t = time.perf_counter()
-            base_result = reconcile_doc(conn, settings, hot_doc("/bench/empty", {}, args.hot, rng), "manual")
-            baseline = base_result.duration_ms / 1000
-            print(f"  baseline into an empty project: merge {base_result.duration_ms} ms, embed {base_result.embedded} "
-                  f"in {base_result.embed_ms} ms, total {time.perf_counter() - t:.2f} s")
-            doc = hot_doc(root, existing, args.hot, rng)
-            t = time.perf_counter()
-            result = reconcile_doc(conn, settings, doc, "session-end")
-            total = time.perf_counter() - t
-            elapsed = result.duration_ms / 1000
+            base_result = reconcile_doc(conn, settings, hot_doc("/bench/empty", {}, args.hot, rng), "manual",
+                                        parallel_embedding=not args.serial)
+            base_total = time.perf_counter() - t
+            print(f"  baseline into an empty project: merge {base_result.duration_ms} ms, {base_result.embedded} vectors "
+                  f"stored {base_result.embed_ms} ms later, total {base_total:.2f} s")
+            runs = []  # several sessions: this machine's timing noise is larger than one run can show
+            for _ in range(args.runs):
+                doc = hot_doc(root, existing, args.hot, rng)
+                t = time.perf_counter()
+                result = reconcile_doc(conn, settings, doc, "session-end", parallel_embedding=not args.serial)
+                runs.append((time.perf_counter() - t, result))
+                assert not result.noop
             t = time.perf_counter()
             again = reconcile_doc(conn, settings, doc, "session-end")
             noop = time.perf_counter() - t
-        assert not result.noop and again.noop
-        print(f"reconcile {args.hot:,} hot -> {args.warm:,} warm, merge committed in {elapsed:.3f} s "
-              f"(target 2 s: {elapsed / 2:.2f}x of budget; {elapsed / baseline:.2f}x baseline {baseline:.3f} s into an empty project; "
-              f"{result.nodes_new} new nodes, {result.edges_in} edges); idempotent re-run {noop * 1000:.0f} ms")
-        print(f"  then the resume snapshot, then embeddings: {result.embedded} nodes embedded in {result.embed_ms} ms "
-              f"(HNSW inserts); whole run {total:.2f} s")
+        assert again.noop
+        totals = sorted(total for total, _ in runs)
+        total = statistics.median(totals)
+        elapsed = statistics.median(r.duration_ms for _, r in runs) / 1000
+        embed_ms = statistics.median(r.embed_ms for _, r in runs)
+        result = runs[0][1]
+        print(f"reconcile {args.hot:,} hot -> {args.warm:,} warm ({result.nodes_new} new nodes, {result.edges_in} edges), "
+              f"median of {args.runs} sessions: whole run {total:.2f} s (target 2 s: {total / 2:.2f}x of budget; "
+              f"{total / base_total:.2f}x baseline {base_total:.2f} s into an empty project); slowest {totals[-1]:.2f} s")
+        how = "on a second connection during the merge" if result.embedded_alongside else f"after the merge ({result.embed_fallback or 'serial'})"
+        print(f"  merge committed in {elapsed:.3f} s; {result.embedded} nodes' vectors inserted into HNSW {how}, "
+              f"stored {embed_ms:.0f} ms after the commit and resume snapshot; idempotent re-run {noop * 1000:.0f} ms")
 
         prompts = [" ".join(rng.choice(WORDS) for _ in range(8)) for _ in range(args.pulls)]
         pull_doc = new_document("bench-pull", root, now=NOW)

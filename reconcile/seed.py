@@ -6,7 +6,7 @@ comes from its kind — correction 0.9 > decision 0.8 > preference 0.7 > note 0.
 :class:`reconcile.graduation.GraduationSettings`) — and it never decays below its floor
 (0.2). Seeding is idempotent: a node is keyed by its slug, weights and floors only move
 up (``greatest``), and the warm weight is recomputed from contributions plus the seed
-(:func:`reconcile.reconcile.recompute_nodes`), so running it twice changes nothing.
+(:func:`reconcile.upsert.recompute_nodes`), so running it twice changes nothing.
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ def seed_notes(
 
 def _recompute(conn: Any, pid: int, ids: list[str]) -> None:
     if ids:
-        from reconcile.reconcile import recompute_nodes
+        from reconcile.upsert import recompute_nodes
 
         recompute_nodes(conn, pid, sorted(set(ids)))
 

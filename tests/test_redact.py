@@ -9,6 +9,8 @@ from __future__ import annotations
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rolling_graph.redact import RULES, redact, redact_private, redact_secrets, rule_names
 
@@ -222,3 +224,15 @@ def test_pathological_input_does_not_backtrack_for_long() -> None:
     start = time.perf_counter()
     redact(text)
     assert time.perf_counter() - start < 1.0
+
+
+_ALL_KEYWORDS = sorted({k for rule in RULES for k in rule.keywords})
+
+
+@given(st.lists(st.sampled_from([*_ALL_KEYWORDS, " ", "x", "label", "-"]), max_size=8))
+def test_the_flat_keyword_scan_selects_exactly_the_rules_whose_keywords_occur(parts: list[str]) -> None:
+    from rolling_graph.redact import _active
+
+    text = "".join(parts).lower()
+    expected = tuple(i for i, rule in enumerate(RULES) if any(k in text for k in rule.keywords))
+    assert _active(text) == expected

@@ -83,6 +83,7 @@ def test_killed_reconcile_leaves_the_warm_graph_as_before(tmp_path: Path, dsn: s
     assert proc.wait(timeout=60) == 0
     with db.connect(settings) as conn:
         before = conn.execute("SELECT id, weight, session_count FROM nodes ORDER BY id").fetchall()
+        vectors_before = conn.execute("SELECT node_id, content_hash FROM node_embeddings ORDER BY node_id").fetchall()
 
     later = ws.hot_doc("kill-1", project, [ws.node("Stable fact", 0.1, at=T0 + timedelta(hours=1)),
                                            ws.node("Half written", 0.9, at=T0 + timedelta(hours=1))], at=T0, seq=7)
@@ -90,19 +91,25 @@ def test_killed_reconcile_leaves_the_warm_graph_as_before(tmp_path: Path, dsn: s
     proc = worker(tmp_path, dsn, "reconcile", "--session", "kill-1", "--trigger", "session-end",
                   extra_env={SLEEP_IN_TX_ENV: "30"})
     deadline = time.monotonic() + 30
-    with db.connect(settings, autocommit=True) as conn:  # wait until it holds the transaction with its writes done
+    with db.connect(settings, autocommit=True) as conn:
+        # wait until both its transactions hold their writes: the merge (sleeping), and the
+        # vectors inserted alongside it (waiting for the merge on the project's advisory lock)
         while time.monotonic() < deadline:
-            busy = conn.execute("SELECT count(*) FROM pg_stat_activity WHERE state = 'idle in transaction' "
-                                "AND datname = current_database() AND pid <> pg_backend_pid()").fetchone()[0]
-            if busy:
+            busy = conn.execute(
+                "SELECT count(*) FILTER (WHERE state = 'idle in transaction')"
+                " + count(*) FILTER (WHERE wait_event_type = 'Lock' AND wait_event = 'advisory') "
+                "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchone()[0]
+            if busy >= 2:
                 break
             time.sleep(0.05)
-        assert busy, "the worker never reached its transaction"
+        assert busy >= 2, "the worker never reached its transactions"
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)
         after = conn.execute("SELECT id, weight, session_count FROM nodes ORDER BY id").fetchall()
+        vectors_after = conn.execute("SELECT node_id, content_hash FROM node_embeddings ORDER BY node_id").fetchall()
         sessions = conn.execute("SELECT journal_seq FROM sessions WHERE session_id = 'kill-1'").fetchall()
     assert after == before
+    assert vectors_after == vectors_before
     assert sessions == [(1,)]
     report = recover.recover(settings, quick=True)  # the crash heals: the sidecar is ahead of the warm graph
     assert report.reconciled == ["kill-1"]
