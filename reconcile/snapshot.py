@@ -2,20 +2,24 @@
 
 Every reconciliation writes ``$ROLLING_GRAPH_HOME/snapshots/<project_key>.json`` so the
 SessionStart hook can build a fresh hot graph without opening a database connection.
-STDLIB ONLY: the hook process imports this module.
+The hook process imports this module, so reading imports nothing heavy: the C JSON codec
+through :mod:`rolling_graph.jsonio` and ``os.path`` (``json``, ``pathlib`` and
+``tempfile`` cost the hook ~30 ms of imports); the writer imports what it needs.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
-from datetime import datetime
-from pathlib import Path
-from typing import Any
 
-from rolling_graph.model import DOMAINS, KINDS, LABEL_MAX, NODE_ID_RE, SUMMARY_MAX, VERBS, edge_key, iso
+from rolling_graph import jsonio
+from rolling_graph.model import DOMAINS, KINDS, LABEL_MAX, SUMMARY_MAX, VERBS, edge_key, is_node_id, iso
 from rolling_graph.project import project_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+    from pathlib import Path
+    from typing import Any
 
 SNAPSHOT_VERSION = 1
 #: Bounds on what a snapshot holds and what one resume may add to a hot graph.
@@ -23,16 +27,22 @@ MAX_NODES = 40
 MAX_EDGES = 80
 
 
-def snapshot_path(home: Path, project_root: str) -> Path:
-    return home / "snapshots" / f"{project_key(project_root)}.json"
+def _path(home: str | os.PathLike[str], project_root: str) -> str:
+    return os.path.join(os.fspath(home), "snapshots", f"{project_key(project_root)}.json")
 
 
-def read_snapshot(home: Path, project_root: str) -> dict[str, Any] | None:
+def snapshot_path(home: str | os.PathLike[str], project_root: str) -> Path:
+    from pathlib import Path
+
+    return Path(_path(home, project_root))
+
+
+def read_snapshot(home: str | os.PathLike[str], project_root: str) -> dict[str, Any] | None:
     """The project's snapshot, or None when absent, unreadable or for another project."""
-    path = snapshot_path(home, project_root)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        with open(_path(home, project_root), "rb") as fh:
+            data = jsonio.loads(fh.read())
+    except (OSError, ValueError, UnicodeDecodeError):
         return None
     if not isinstance(data, dict) or data.get("project") != project_root or data.get("version") != SNAPSHOT_VERSION:
         return None
@@ -41,8 +51,12 @@ def read_snapshot(home: Path, project_root: str) -> dict[str, Any] | None:
     return data
 
 
-def write_snapshot(home: Path, project_root: str, snapshot: dict[str, Any]) -> Path:
+def write_snapshot(home: str | os.PathLike[str], project_root: str, snapshot: dict[str, Any]) -> Path:
     """Write atomically (temp file + rename): a reader never sees half a snapshot."""
+    import json
+    import tempfile
+    from pathlib import Path
+
     path = snapshot_path(home, project_root)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = dict(snapshot, version=SNAPSHOT_VERSION, project=project_root)
@@ -61,7 +75,7 @@ def write_snapshot(home: Path, project_root: str, snapshot: dict[str, Any]) -> P
 
 def _clean_node(raw: dict[str, Any], now: datetime) -> dict[str, Any] | None:
     node_id = raw.get("id")
-    if not isinstance(node_id, str) or not NODE_ID_RE.match(node_id):
+    if not is_node_id(node_id):
         return None
     domain = raw.get("domain") if raw.get("domain") in DOMAINS else "technical"
     kind = raw.get("kind") if raw.get("kind") in KINDS else "concept"

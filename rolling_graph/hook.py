@@ -179,8 +179,7 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload:
     now = utcnow()
     source = payload.get("source") if isinstance(payload.get("source"), str) else "startup"
     _ensure_session(store, sid, payload)
-    if source in ("startup", "resume", "clear"):
-        warm.resume_from_snapshot(store, settings, sid, now)
+    snapshot = warm.read_resume_snapshot(store, settings, sid) if source in ("startup", "resume", "clear") else None
     fire = False
     if source == "compact":
         summary = compact_summary(payload.get("transcript_path"))
@@ -190,11 +189,15 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload:
             fire = True
     if fire and settings.probe.mode == "sync":
         _start_probe(store, settings, sid)
-    with store.hook_transaction(sid) as view:
-        text = inject.full_context(view, settings)
+    # One locked read of the graph serves the resume merge and the block (a 2,000-node
+    # graph costs ~10 ms a parse); the graph file is rewritten only if the merge added to it.
+    tx = store.transaction(sid)
+    with tx as doc:
+        tx.graph = bool(snapshot) and warm.merge_snapshot(store, doc, snapshot, now)
+        text = inject.full_context(inject.DocView(doc), settings)
         if text:
             text = f"Rolling Graph restored this session's memory ({source}).\n{text}"
-            inject.count_injection(view.state, text, settings)
+            inject.count_injection(doc, text, settings)
     if fire and settings.probe.mode != "sync":
         _start_probe(store, settings, sid)
     if settings.warm and warm.recovery_due(settings, sid):

@@ -56,6 +56,19 @@ def prompt_context(view: Any, prompt: str, settings: Settings, event_id: str | N
     return text
 
 
+class DocView:
+    """A combined document held in a ``store.transaction`` seen as a hook view: its graph,
+    its state (the same dict) and the journal position an index of it would have."""
+
+    def __init__(self, doc: dict[str, Any]) -> None:
+        self.doc = doc
+        self.state = doc
+        self.index = {"journal_seq": doc.get("journal_seq", 0)}
+
+    def graph(self) -> dict[str, Any]:
+        return self.doc
+
+
 def full_context(view: Any, settings: Settings) -> str:
     """The full LOD block; the ledger restarts from what it shows."""
     from . import index as index_mod

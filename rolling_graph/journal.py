@@ -84,6 +84,35 @@ def journal_size(path: str | os.PathLike[str]) -> int:
         return 0
 
 
+def _member(op: Any) -> tuple[str, str] | None:
+    """``("nodes" | "edges", key)`` when ``op`` adds one whole node or edge, else None."""
+    if not isinstance(op, dict) or op.get("op") != "add" or not isinstance(op.get("path"), str) or "value" not in op:
+        return None
+    head, _, member = op["path"][1:].partition("/")
+    if head not in ("nodes", "edges") or not member or "/" in member or not op["path"].startswith("/"):
+        return None
+    return head, member.replace("~1", "/").replace("~0", "~")  # RFC 6901 unescaping
+
+
+def whole_member_adds(ops: list[Any]) -> bool:
+    """Every op adds a whole node (``/nodes/<id>``) or edge (``/edges/<key>``)."""
+    return all(_member(op) is not None for op in ops)
+
+
+def _apply_ops(graph: dict[str, Any], ops: list[Any]) -> None:
+    """RFC 6902, through jsonpatch; adds of whole nodes and edges (resume, pull: the
+    SessionStart hook's case) are set directly, with jsonpatch's result and without its
+    import (it loads ``re``, ~10 ms of the hook)."""
+    if whole_member_adds(ops) and all(isinstance(graph.get(_member(op)[0]), dict) for op in ops):  # type: ignore[index]
+        for op in ops:
+            head, key = _member(op)  # type: ignore[misc]
+            graph[head][key] = op["value"]
+        return
+    import jsonpatch
+
+    jsonpatch.apply_patch(graph, ops, in_place=True)
+
+
 def apply_entry(graph: dict[str, Any], entry: dict[str, Any], decay: DecaySettings) -> None:
     """Apply one journal entry to a graph document, in place.
 
@@ -97,9 +126,7 @@ def apply_entry(graph: dict[str, Any], entry: dict[str, Any], decay: DecaySettin
     if entry.get("kind") not in NON_MUTATING:
         ops = entry.get("ops") or []
         if ops:
-            import jsonpatch
-
-            jsonpatch.apply_patch(graph, ops, in_place=True)
+            _apply_ops(graph, ops)
         decay_at = parse_iso(entry.get("decay_at"))
         if decay_at is not None:
             decay_mod.decay_graph(graph, decay_at, decay)

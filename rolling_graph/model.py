@@ -19,8 +19,6 @@ from __future__ import annotations
 import os
 import time
 
-from .lazyre import lazy
-
 TYPE_CHECKING = False  # avoid importing typing (and datetime) on the hook path
 if TYPE_CHECKING:
     from datetime import datetime
@@ -68,7 +66,13 @@ ID_MAX = 64
 FILES_MAX = 8
 
 _SLUG_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789")
-NODE_ID_RE = lazy(r"^[a-z0-9][a-z0-9-]{0,63}$")
+_ID_BODY = _SLUG_CHARS | {"-"}
+
+
+def is_node_id(value: object) -> bool:
+    """``[a-z0-9][a-z0-9-]{0,63}``, checked without ``re`` (the SessionStart hook validates
+    every snapshot node with it). Unlike a ``$``-anchored pattern, no trailing newline."""
+    return isinstance(value, str) and 0 < len(value) <= ID_MAX and value[0] in _SLUG_CHARS and all(c in _ID_BODY for c in value)
 
 
 # A node is a dict: id, label, domain, kind, weight, last_activated, first_seen,

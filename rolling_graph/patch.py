@@ -40,11 +40,11 @@ from .model import (
     DOMAINS,
     KINDS,
     LABEL_MAX,
-    NODE_ID_RE,
     SOURCES_MAX,
     SUMMARY_MAX,
     VERBS,
     edge_key,
+    is_node_id,
     iso,
     make_edge,
     make_node,
@@ -167,7 +167,7 @@ class _Builder:
         self._set(nid, "weight", round_w(weaken(node.get("weight", 0.5), self.settings.weaken_loss, node_floor(node, self.settings))))
 
     def add_node(self, nid: str, value: Any) -> None:
-        if not NODE_ID_RE.match(nid):
+        if not is_node_id(nid):
             raise PatchRejected(f"node id {nid!r} is not a slug ([a-z0-9-], at most 64)")
         try:
             v = NodeValue(value)

@@ -40,7 +40,10 @@ def estimate_tokens(text: str, chars_per_token: float = 3.0) -> int:
 
 def esc(text: object, limit: int = LABEL_SHOWN) -> str:
     """Untrusted text → one bounded, escaped line."""
-    s = " ".join(_CONTROL_RE.sub(" ", str(text)).split())
+    s = str(text)
+    # isprintable() is False for every character _CONTROL_RE matches, so most labels
+    # skip the regular expression (a full render escapes every label it considers).
+    s = " ".join((s if s.isprintable() else _CONTROL_RE.sub(" ", s)).split())
     if len(s) > limit:
         s = s[: limit - 1] + "…"
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")

@@ -66,6 +66,22 @@ def _dumps(doc: dict[str, Any]) -> bytes:
     return jsonio.dumps(doc).encode("utf-8")
 
 
+def _trial_copy(doc: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``doc``'s graph part that applying ``entry`` cannot reach through.
+
+    Adds of whole nodes and edges (resume, pull) only insert keys into the two maps, so
+    copying the maps is enough: ~0.1 ms instead of a JSON round trip of the whole graph
+    (~20 ms at 2,000 nodes). Anything else gets the deep copy.
+    """
+    if not entry.get("decay_at") and journal_mod.whole_member_adds(entry.get("ops") or []):
+        trial = {k: v for k, v in doc.items() if k not in STATE_KEYS}
+        trial["nodes"] = dict(doc.get("nodes") or {})
+        trial["edges"] = dict(doc.get("edges") or {})
+        trial["focus"] = list(doc.get("focus") or [])
+        return trial
+    return jsonio.loads(_dumps({k: v for k, v in doc.items() if k not in STATE_KEYS}))
+
+
 class _Transaction:
     def __init__(self, store: SidecarStore, sid: str, graph: bool) -> None:
         self.store, self.sid, self.graph = store, sid, graph
@@ -303,7 +319,7 @@ class SidecarStore:
             entry.setdefault("project", doc["project"])
         if entry.get("kind") not in journal_mod.NON_MUTATING:
             # Apply to a copy first: an op that cannot apply must not reach the journal.
-            trial = jsonio.loads(_dumps({k: v for k, v in doc.items() if k not in STATE_KEYS}))
+            trial = _trial_copy(doc, entry)
             journal_mod.apply_entry(trial, entry, self._decay_settings())
             journal_mod.append(self._path(sid, "journal.jsonl"), entry)
             for key in ("nodes", "edges", "focus"):

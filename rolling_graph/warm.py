@@ -12,6 +12,7 @@ from .detach import spawn_later
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
+    from typing import Any
 
     from .config import Settings
     from .sidecar import SidecarStore
@@ -28,20 +29,26 @@ def project_of(store: SidecarStore, sid: str) -> str | None:
     return entry.get("project") if isinstance(entry, dict) else None
 
 
-def resume_from_snapshot(store: SidecarStore, settings: Settings, sid: str, now: datetime) -> None:
-    """Bring the project's top warm branches into the hot graph (no database: a file)."""
-    from reconcile.snapshot import read_snapshot, snapshot_ops
-
-    doc = store.load(sid)
-    project = doc.get("project")
+def read_resume_snapshot(store: SidecarStore, settings: Settings, sid: str) -> dict[str, Any] | None:
+    """The resume snapshot of the session's project (a file; no database, no graph parse)."""
+    project = project_of(store, sid)
     if not project:
-        return
-    snapshot = read_snapshot(settings.home, project)
-    if not snapshot:
-        return
+        return None
+    from reconcile.snapshot import read_snapshot
+
+    return read_snapshot(settings.home_dir, project)
+
+
+def merge_snapshot(store: SidecarStore, doc: dict[str, Any], snapshot: dict[str, Any], now: datetime) -> bool:
+    """Bring the project's top warm branches into ``doc`` (held in a transaction); journaled.
+    Returns whether anything was added."""
+    from reconcile.snapshot import snapshot_ops
+
     ops = snapshot_ops(doc, snapshot, now)
     if ops:
-        store.apply_ops(sid, ops, kind="resume", rationale="pulled from the warm graph's resume snapshot", backend="warm")
+        store.commit_entry(doc, {"kind": "resume", "rationale": "pulled from the warm graph's resume snapshot",
+                                 "event_id": None, "backend": "warm", "reasons": [], "ops": ops})
+    return bool(ops)
 
 
 #: Crash recovery on SessionStart runs at most this often (a cheap file stamp decides).

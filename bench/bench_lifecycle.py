@@ -1,0 +1,124 @@
+"""Latency of the lifecycle hooks (SessionStart, PreCompact, SessionEnd) with the warm graph
+on, as ratios to a bare interpreter. The issue's bar: the same as the other hooks (≤ 3×).
+
+    python bench/bench_lifecycle.py [--nodes 2000] [--runs 15]
+
+Cases, each against a 2,000-node session whose project has a 40-node resume snapshot:
+
+- ``startup``: a new session builds its hot graph from the snapshot and injects it;
+- ``resume``: the 2,000-node session is resumed (snapshot merged in, full LOD block);
+- ``compact``: after compaction: the summary is read from the transcript's tail, queued
+  for the probe, and the block re-injected;
+- ``pre-compact`` and ``session-end``: start the detached probe-then-reconcile and return.
+
+The detached work the hooks start (probe, reconcile, recover) is not timed, but the
+benchmark waits for it to finish before the next run, so it never competes with a timed
+hook. ``ROLLING_GRAPH_DSN`` points at a socket that does not exist, so reconciles queue
+on disk instead of starting a database. Not part of CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_hook import _run, build_graph  # noqa: E402
+
+from reconcile.snapshot import MAX_EDGES, MAX_NODES, write_snapshot  # noqa: E402
+from rolling_graph.config import load_settings  # noqa: E402
+from rolling_graph.model import iso, utcnow  # noqa: E402
+from rolling_graph.project import project_root  # noqa: E402
+from rolling_graph.sidecar import SidecarStore  # noqa: E402
+
+DETACHED = "rolling_graph.probe.runner|reconcile.worker"
+
+
+def wait_for_detached(timeout_s: float = 30.0) -> None:
+    """Until no probe or reconcile worker started by a hook is still running."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if subprocess.run(["pgrep", "-f", DETACHED], stdout=subprocess.DEVNULL).returncode != 0:
+            return
+        time.sleep(0.02)
+
+
+def snapshot_for(home: Path, project: str, sid: str) -> None:
+    """A resume snapshot of MAX_NODES nodes and MAX_EDGES edges (half of them new to the session)."""
+    doc = SidecarStore(load_settings({"ROLLING_GRAPH_HOME": str(home)})).load(sid)
+    known = sorted(doc["nodes"].values(), key=lambda n: -n["weight"])[: MAX_NODES // 2]
+    now = iso(utcnow())
+    nodes = [{k: n[k] for k in ("id", "label", "domain", "kind", "weight", "first_seen")} | {"sessions": 3} for n in known]
+    nodes += [{"id": f"warm-topic-{i}", "label": f"Warm topic {i}", "domain": "project", "kind": "decision", "weight": 0.6,
+               "first_seen": now, "sessions": 4} for i in range(MAX_NODES - len(nodes))]
+    ids = [n["id"] for n in nodes]
+    pairs = [(ids[i % len(ids)], ids[(i * 7 + 3) % len(ids)]) for i in range(MAX_EDGES)]
+    edges = [{"source": s, "relationship": "informs", "target": t, "strength": 0.5} for s, t in pairs if s != t]
+    write_snapshot(home, project, {"generated_at": now, "focus": ids[:3], "nodes": nodes, "edges": edges})
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--nodes", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    home = Path(tempfile.mkdtemp(prefix="rgraph-bench-life-"))
+    cwd = tempfile.mkdtemp(prefix="rgraph-bench-project-")
+    project = project_root(cwd)
+    hook = str(Path(sys.executable).with_name("rgraph-hook"))
+    env = dict(os.environ, ROLLING_GRAPH_HOME=str(home), ROLLING_GRAPH_PROBE="offline", ROLLING_GRAPH_WARM="on",
+               ROLLING_GRAPH_DSN="host=/nonexistent-rgraph-bench port=1 connect_timeout=1")
+    sid = "bench-life"
+    _run([hook, "session-start"], json.dumps({"session_id": sid, "cwd": cwd, "source": "startup"}).encode(), env)
+    build_graph(home, sid, args.nodes)
+    snapshot_for(home, project, sid)
+    transcript = Path(cwd) / "transcript.jsonl"
+    summary = {"type": "user", "isCompactSummary": True, "message": {"role": "user", "content":
+               "This session continues one that ran out of context. We chose Render for hosting and Postgres advisory locks."}}
+    transcript.write_text("\n".join(json.dumps({"type": "assistant", "message": {"content": "x" * 200}}) for _ in range(200))
+                          + "\n" + json.dumps(summary) + "\n", encoding="utf-8")
+
+    def start(source: str, session: str | None = None) -> tuple[list[str], bytes]:
+        payload = {"session_id": session or sid, "cwd": cwd, "source": source, "transcript_path": str(transcript)}
+        return [hook, "session-start"], json.dumps(payload).encode()
+
+    def flush(event: str, extra: dict[str, str]) -> tuple[list[str], bytes]:
+        return [hook, event], json.dumps({"session_id": sid, "cwd": cwd, **extra}).encode()
+
+    cases = {
+        "python -c pass": lambda: ([sys.executable, "-c", "pass"], b""),
+        "session-start startup": lambda: start("startup", f"bench-new-{uuid.uuid4().hex[:8]}"),
+        "session-start resume": lambda: start("resume"),
+        "session-start compact": lambda: start("compact"),
+        "pre-compact": lambda: flush("pre-compact", {"trigger": "auto"}),
+        "session-end": lambda: flush("session-end", {"reason": "other"}),
+    }
+    results: dict[str, list[tuple[float, int]]] = {k: [] for k in cases}
+    for _ in range(args.runs):  # interleaved, so load on the machine hits every case alike
+        for name, make in cases.items():
+            cmd, stdin = make()
+            results[name].append(_run(cmd, stdin, env))
+            wait_for_detached()
+    base = statistics.median(t for t, _ in results["python -c pass"])
+    queued = len(list((home / "queue").glob("*.json"))) if (home / "queue").exists() else 0
+    print(f"session: {args.nodes} nodes; snapshot: {MAX_NODES} nodes, {MAX_EDGES} edges; {args.runs} runs each; "
+          f"reconciles queued on disk meanwhile: {queued}")
+    print(f"{'case':24} {'median ms':>10} {'ratio':>7} {'peak RSS MB':>12}   (target: ratio <= 3, as for the other hooks)")
+    for name, rows in results.items():
+        med = statistics.median(t for t, _ in rows)
+        print(f"{name:24} {med * 1000:10.1f} {med / base:7.2f} {max(r for _, r in rows) / 1024:12.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

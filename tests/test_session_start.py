@@ -1,0 +1,167 @@
+"""SessionStart with the warm graph on: the session starts from its project's resume
+snapshot, in one locked pass over the graph, without the imports that would make it slow;
+and the pure helpers that path relies on agree with the libraries they stand in for."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import jsonpatch
+from conftest import run_hook
+from hypothesis import given
+from hypothesis import strategies as st
+
+from reconcile.snapshot import write_snapshot
+from rolling_graph.journal import _apply_ops, whole_member_adds
+from rolling_graph.model import is_node_id
+from rolling_graph.project import project_key, project_root
+from rolling_graph.render import _CONTROL_RE, esc
+
+SID = "start-1"
+
+
+def warm_env() -> dict[str, str]:
+    return dict(os.environ, ROLLING_GRAPH_WARM="on", ROLLING_GRAPH_PROBE_MODE="async",
+                ROLLING_GRAPH_DSN="host=/nonexistent-rgraph-test port=1 connect_timeout=1")
+
+
+def snapshot(project: str, home: Path) -> None:
+    nodes = [{"id": "render-hosting", "label": "Use Render for hosting", "domain": "project", "kind": "decision", "weight": 0.8,
+              "first_seen": "2026-11-01T10:00:00Z", "sessions": 3},
+             {"id": "advisory-locks", "label": "Advisory locks", "domain": "technical", "kind": "entity", "weight": 0.6,
+              "first_seen": "2026-11-01T10:00:00Z", "sessions": 2}]
+    edges = [{"source": "render-hosting", "relationship": "informs", "target": "advisory-locks", "strength": 0.5}]
+    write_snapshot(home, project, {"generated_at": "2026-11-20T10:00:00Z", "focus": [], "nodes": nodes, "edges": edges})
+
+
+def start(source: str, cwd: Path, sid: str = SID) -> subprocess.CompletedProcess[bytes]:
+    proc = run_hook("session-start", {"session_id": sid, "cwd": str(cwd), "source": source}, env=warm_env())
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def context(proc: subprocess.CompletedProcess[bytes]) -> str:
+    return json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"] if proc.stdout.strip() else ""
+
+
+def journal(home: Path, sid: str = SID) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (home / "sessions" / f"{sid}.journal.jsonl").read_text().splitlines()]
+
+
+def test_a_new_session_starts_from_its_projects_snapshot(isolated_home: Path, tmp_path: Path) -> None:
+    snapshot(project_root(str(tmp_path)), isolated_home)
+    text = context(start("startup", tmp_path))
+    assert "Use Render for hosting" in text and "Advisory locks" in text
+    graph = json.loads((isolated_home / "sessions" / f"{SID}.graph.json").read_text())
+    assert graph["nodes"]["render-hosting"]["origin"] == "warm"
+    assert "render-hosting|informs|advisory-locks" in graph["edges"]
+    assert [e["kind"] for e in journal(isolated_home)] == ["init", "resume"]
+
+
+def test_resuming_again_adds_nothing_and_leaves_the_graph_file_alone(isolated_home: Path, tmp_path: Path) -> None:
+    snapshot(project_root(str(tmp_path)), isolated_home)
+    start("startup", tmp_path)
+    graph_file = isolated_home / "sessions" / f"{SID}.graph.json"
+    before = graph_file.stat()
+    text = context(start("resume", tmp_path))
+    after = graph_file.stat()
+    assert "Use Render for hosting" in text  # the block is still injected
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert [e["kind"] for e in journal(isolated_home)] == ["init", "resume"]
+    state = json.loads((isolated_home / "sessions" / f"{SID}.state.json").read_text())
+    assert "render-hosting" in state["ledger"]  # the ledger restarts from what the block showed
+
+
+def test_another_projects_snapshot_is_never_pulled(isolated_home: Path, tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    snapshot(project_root(str(tmp_path / "a")), isolated_home)
+    assert "Use Render" not in context(start("startup", tmp_path / "b"))
+    assert [e["kind"] for e in journal(isolated_home)] == ["init"]
+
+
+def test_session_start_loads_no_regex_json_pathlib_hashlib_or_jsonpatch(isolated_home: Path, tmp_path: Path) -> None:
+    """Starting from a snapshot costs the hook none of these imports (each is milliseconds)."""
+    snapshot(project_root(str(tmp_path)), isolated_home)
+    heavy = ("re", "json", "pathlib", "hashlib", "tempfile", "jsonpatch", "typing", "subprocess")
+    listing = f"import sys; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    bare = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True, timeout=30).stdout.strip()
+    payload = tmp_path / "payload.json"
+    payload.write_text(json.dumps({"session_id": SID, "cwd": str(tmp_path), "source": "startup"}))
+    code = (
+        "import io, sys\n"
+        f"sys.stdin = io.TextIOWrapper(open({str(payload)!r}, 'rb'))\n"
+        "sys.argv = ['rgraph-hook', 'session-start']\n"
+        "from rolling_graph import hook\n"
+        "hook.main()\n"
+        "print()\n"  # the hook's JSON ends without a newline
+        f"{listing}\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=warm_env())
+    assert proc.returncode == 0, proc.stderr
+    assert "Use Render for hosting" in proc.stdout
+    assert proc.stdout.strip().splitlines()[-1] == bare
+
+
+@given(st.lists(st.sampled_from(["", "a", "b", ".", "..", "proj ect", "x~y", "é", "-"]), max_size=5), st.booleans(), st.booleans())
+def test_project_key_is_the_pathlib_and_hashlib_formula(parts: list[str], absolute: bool, trailing: bool) -> None:
+    root = ("/" if absolute else "") + "/".join(parts) + ("/" if trailing else "")
+    name = PurePosixPath(root).name or "root"
+    safe = "".join(ch if ch.isalnum() or ch in "-_." else "-" for ch in name)[:40]
+    assert project_key(root) == f"{safe}-{hashlib.sha256(root.encode()).hexdigest()[:12]}"
+
+
+def test_project_root_is_the_nearest_git_top_level_or_the_directory_itself(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "src" / "pkg").mkdir(parents=True)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert project_root(str(repo / "src" / "pkg")) == str(repo.resolve())
+    assert project_root(str(plain)) == str(plain.resolve())
+    assert project_root(str(plain / ".." / "plain")) == str(plain.resolve())
+
+
+@given(st.text(alphabet="abz09-_A\n ", max_size=70))
+def test_node_ids_are_checked_like_the_slug_pattern(value: str) -> None:
+    assert is_node_id(value) == bool(re.fullmatch(r"[a-z0-9][a-z0-9-]{0,63}", value))
+
+
+_keys = st.text(alphabet="abc-/~01", min_size=1, max_size=6)
+_adds = st.lists(st.tuples(st.sampled_from(["nodes", "edges"]), _keys, st.integers()), max_size=6)
+
+
+@given(_adds)
+def test_whole_member_adds_give_exactly_jsonpatchs_result(adds: list[tuple[str, str, int]]) -> None:
+    ops = [{"op": "add", "path": f"/{head}/{key.replace('~', '~0').replace('/', '~1')}", "value": {"n": n}} for head, key, n in adds]
+    assert whole_member_adds(ops)
+    ours: dict[str, Any] = {"nodes": {"a": {"n": -1}}, "edges": {}}
+    theirs = json.loads(json.dumps(ours))
+    _apply_ops(ours, ops)
+    jsonpatch.apply_patch(theirs, ops, in_place=True)
+    assert ours == theirs
+
+
+def test_anything_but_whole_member_adds_goes_through_jsonpatch() -> None:
+    assert not whole_member_adds([{"op": "add", "path": "/nodes/a/weight", "value": 1}])
+    assert not whole_member_adds([{"op": "replace", "path": "/nodes/a", "value": {}}])
+    assert not whole_member_adds([{"op": "add", "path": "/focus/0", "value": "a"}])
+    doc: dict[str, Any] = {"nodes": {"a": {"weight": 0.1}}, "edges": {}}
+    _apply_ops(doc, [{"op": "replace", "path": "/nodes/a/weight", "value": 0.9}])
+    assert doc["nodes"]["a"]["weight"] == 0.9
+
+
+@given(st.text(max_size=80))
+def test_escaping_skips_the_regex_only_when_it_would_change_nothing(text: str) -> None:
+    by_regex = " ".join(_CONTROL_RE.sub(" ", text).split())
+    if len(by_regex) > 40:
+        by_regex = by_regex[:39] + "…"
+    by_regex = by_regex.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+    assert esc(text, 40) == by_regex
