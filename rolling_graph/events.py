@@ -30,8 +30,20 @@ def _iso(dt: Any) -> str:
 
 
 def redact_batch(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Redacted copies of pending events: what a probe may see and the journal may keep."""
-    return [dict(e, text=redact(str(e.get("text") or ""))) for e in events]
+    """Redacted copies of pending events: what a probe may see and the journal may keep.
+
+    Events marked ``paths_from_text`` (a compaction summary) get their paths here, from the
+    redacted text: the SessionStart hook that queued them skips the entity grammar.
+    """
+    out = []
+    for e in events:
+        event = dict(e, text=redact(str(e.get("text") or "")))
+        if event.pop("paths_from_text", False):
+            from .entities import paths_in
+
+            event["paths"] = list(dict.fromkeys([*event.get("paths", []), *paths_in(event["text"])]))[:PATHS_MAX]
+        out.append(event)
+    return out
 
 
 def bounded(text: str, limit: int = TEXT_MAX) -> str:
@@ -106,15 +118,21 @@ def event_from_payload(event_name: str, payload: dict[str, Any], event_id: str, 
                     paths.append(inp[key])
         text = bounded(text)  # redacted by the probe (redact_batch) before any use
     else:
-        from .entities import paths_in
-
         text = _as_text(payload.get("prompt") or payload.get("text") or "", TEXT_MAX)
         text = bounded(redact(text))  # redact first: a cut must not split a secret or a <private> span
+        if event_name == "CompactSummary":  # once per compaction, read by the probe: paths found there
+            return {**_event(event_id, event_name, at, text, None, [], False), "paths_from_text": True}
+        from .entities import paths_in
+
         paths.extend(paths_in(text))
     cwd = payload.get("cwd")
     if isinstance(cwd, str) and cwd:
         prefix = cwd.rstrip("/") + "/"
         paths = [p[len(prefix):] if p.startswith(prefix) else p for p in paths]
+    return _event(event_id, event_name, at, text, tool, paths, is_error)
+
+
+def _event(event_id: str, event_name: str, at: Any, text: str, tool: str | None, paths: list[str], error: bool) -> dict[str, Any]:
     return {
         "id": event_id,
         "event": event_name,
@@ -122,6 +140,6 @@ def event_from_payload(event_name: str, payload: dict[str, Any], event_id: str, 
         "text": text,
         "tool": tool,
         "paths": list(dict.fromkeys(paths))[:PATHS_MAX],
-        "error": is_error,
+        "error": error,
         "reasons": [],
     }

@@ -180,25 +180,25 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload:
     source = payload.get("source") if isinstance(payload.get("source"), str) else "startup"
     _ensure_session(store, sid, payload)
     snapshot = warm.read_resume_snapshot(store, settings, sid) if source in ("startup", "resume", "clear") else None
-    fire = False
-    if source == "compact":
-        summary = compact_summary(payload.get("transcript_path"))
-        if summary:
-            with store.hook_transaction(sid) as view:
-                _gate_event(view.state, "CompactSummary", {"text": summary}, now_iso(), settings, view.index.get("nodes", {}))
-            fire = True
-    if fire and settings.probe.mode == "sync":
+    summary = compact_summary(payload.get("transcript_path")) if source == "compact" else None
+    sync = settings.probe.mode == "sync"
+    if summary and sync:  # the probe runs first, so the block below already holds what it found
+        with store.hook_transaction(sid) as view:
+            _gate_event(view.state, "CompactSummary", {"text": summary}, now_iso(), settings, view.index.get("nodes", {}))
         _start_probe(store, settings, sid)
-    # One locked read of the graph serves the resume merge and the block (a 2,000-node
-    # graph costs ~10 ms a parse); the graph file is rewritten only if the merge added to it.
+    # One locked read of the graph serves the summary's queueing, the resume merge and the
+    # block (a 2,000-node graph costs ~10 ms a parse); the graph file is rewritten only if
+    # the merge added to it.
     tx = store.transaction(sid)
     with tx as doc:
+        if summary and not sync:
+            _gate_event(doc, "CompactSummary", {"text": summary}, now_iso(), settings, doc["nodes"])
         tx.graph = bool(snapshot) and warm.merge_snapshot(store, doc, snapshot, now)
         text = inject.full_context(inject.DocView(doc), settings)
         if text:
             text = f"Rolling Graph restored this session's memory ({source}).\n{text}"
             inject.count_injection(doc, text, settings)
-    if fire and settings.probe.mode != "sync":
+    if summary and not sync:
         _start_probe(store, settings, sid)
     if settings.warm and warm.recovery_due(settings, sid):
         warm.spawn_worker(settings, ["recover", "--quick"])

@@ -56,6 +56,17 @@ def prompt_context(view: Any, prompt: str, settings: Settings, event_id: str | N
     return text
 
 
+def shown_head(label: object) -> str:
+    """``esc(label, 40)[:30]``: how the block's lines begin a node's label. Computed
+    directly for a plain label (printable, trimmed, single-spaced, nothing to escape),
+    which is nearly every label: the full block checks every node of the graph."""
+    if isinstance(label, str) and label.isprintable() and label == label.strip() and "  " not in label and not any(c in label for c in '&<>"'):
+        return label[:30]
+    from .render import esc
+
+    return esc(label, 40)[:30]
+
+
 class DocView:
     """A combined document held in a ``store.transaction`` seen as a hook view: its graph,
     its state (the same dict) and the journal position an index of it would have."""
@@ -73,11 +84,11 @@ def full_context(view: Any, settings: Settings) -> str:
     """The full LOD block; the ledger restarts from what it shows."""
     from . import index as index_mod
     from . import ledger as ledger_mod
-    from .render import adjacency, esc, render_lod
+    from .render import adjacency, render_lod
 
     doc = view.graph()
     text = render_lod(doc, settings.render)
-    shown = [n for n, node in doc.get("nodes", {}).items() if (label := esc(node.get("label", n), 40)) and label[:30] in text]
+    shown = [n for n, node in doc.get("nodes", {}).items() if (head := shown_head(node.get("label", n))) and head in text]
     adj = adjacency(doc, shown)
     ledger: dict[str, Any] = {}
     ledger_mod.record(ledger, {n: ledger_mod.fingerprint(n, doc, adj) for n in shown})

@@ -16,8 +16,11 @@ leaves ordinary code and prose alone (see ``tests/test_redact.py`` for both side
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
+from .lazyre import IGNORECASE, lazy
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 __all__ = ["RULES", "Rule", "redact", "redact_private", "redact_secrets", "rule_names"]
 
@@ -223,8 +226,17 @@ def rule_names() -> list[str]:
     return list(seen)
 
 
-@lru_cache(maxsize=256)
+#: Compiled alternations by the rule indices they join (``re`` is imported only when a
+#: text holds a keyword: most prompts and compaction summaries compile nothing).
+_COMBINED: dict[tuple[int, ...], re.Pattern[str]] = {}
+
+
 def _combined(indices: tuple[int, ...]) -> re.Pattern[str]:
+    found = _COMBINED.get(indices)
+    if found is not None:
+        return found
+    import re
+
     parts: list[str] = []
     for i in indices:
         rule = RULES[i]
@@ -232,10 +244,12 @@ def _combined(indices: tuple[int, ...]) -> re.Pattern[str]:
         if rule.flags:
             body = f"(?{rule.flags}:{body})"
         parts.append(f"(?P<r{i}>{body})")
-    return re.compile("|".join(parts), re.MULTILINE)
+    if len(_COMBINED) >= 256:
+        _COMBINED.clear()
+    _COMBINED[indices] = compiled = re.compile("|".join(parts), re.MULTILINE)
+    return compiled
 
 
-@lru_cache(maxsize=1)
 def _token_rules() -> re.Pattern[str]:
     """Provider-token rules alone (no ``secret`` group): names an assignment's value."""
     idx = tuple(i for i, r in enumerate(RULES) if "(?P<secret>" not in r.pattern and r.name != "private-key")
@@ -282,7 +296,7 @@ def redact_secrets(text: str) -> str:
     return _combined(active).sub(_replace, text)
 
 
-_PRIVATE_RE = re.compile(r"<private>[\s\S]*?(?:</private>|\Z)", re.IGNORECASE)
+_PRIVATE_RE = lazy(r"<private>[\s\S]*?(?:</private>|\Z)", IGNORECASE)
 
 
 def redact_private(text: str) -> str:

@@ -8,6 +8,10 @@ Files, in ``$ROLLING_GRAPH_HOME/sessions/``:
   few kilobytes rather than a graph of thousands of nodes.
 * ``<sid>.index.json``    — the hook index (:mod:`rolling_graph.index`): derived from the
   graph whenever it is written, so most hook events need not parse the graph at all.
+* ``<sid>.graph.cache``   — a read cache of the graph file in :mod:`marshal` format, which
+  this interpreter loads in about half the time of the JSON (a 2,000-node graph: ~9 ms
+  against ~19 ms). Derived, never fsynced, used only when it names the exact graph file
+  on disk (inode, size, mtime) and was written by the same Python; else ignored.
 * ``<sid>.journal.jsonl`` — the write-ahead journal (:mod:`rolling_graph.journal`).
 * ``<sid>.lock``          — the inter-process lock (``fcntl.flock``) guarding all three.
 
@@ -80,6 +84,34 @@ def _trial_copy(doc: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
         trial["focus"] = list(doc.get("focus") or [])
         return trial
     return jsonio.loads(_dumps({k: v for k, v in doc.items() if k not in STATE_KEYS}))
+
+
+_CACHE_TAG = "rolling-graph-graph-cache-1"
+
+
+def _signature(st: os.stat_result) -> tuple[int, int, int]:
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _cache_key() -> tuple[str, int, int, int]:
+    import marshal
+    import sys
+
+    return (_CACHE_TAG, marshal.version, *sys.version_info[:2])
+
+
+def _read_cache(path: str, graph_stat: os.stat_result) -> dict[str, Any] | None:
+    """The cached graph if it was made from exactly this graph file by this Python."""
+    import marshal
+
+    try:
+        with open(path, "rb") as fh:
+            key, signature, graph = marshal.loads(fh.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if key != _cache_key() or signature != _signature(graph_stat) or not isinstance(graph, dict):
+        return None
+    return graph
 
 
 class _Transaction:
@@ -203,7 +235,7 @@ class SidecarStore:
 
         Reads need no lock: files are only ever replaced whole.
         """
-        graph = read_json(self._path(sid, "graph.json"))
+        graph = self._read_graph(sid)
         jpath = self._path(sid, "journal.jsonl")
         if graph is not None and graph.get("journal_bytes", 0) >= journal_mod.journal_size(jpath):
             return graph
@@ -214,8 +246,8 @@ class SidecarStore:
             return self._load_graph_locked(sid)
 
     def _load_graph_locked(self, sid: str) -> dict[str, Any]:
-        gpath, jpath = self._path(sid, "graph.json"), self._path(sid, "journal.jsonl")
-        graph = read_json(gpath)
+        jpath = self._path(sid, "journal.jsonl")
+        graph = self._read_graph(sid)
         size = journal_mod.journal_size(jpath)
         if graph is not None and graph.get("version") == SCHEMA_VERSION and graph.get("journal_bytes", 0) >= size:
             return graph
@@ -231,9 +263,31 @@ class SidecarStore:
         journal_mod.rebuild(graph, entries, self._decay_settings())
         graph["journal_bytes"] = size
         os.makedirs(self.dir, exist_ok=True)
-        write_atomic(gpath, _dumps(graph))
-        self._write_index(sid, graph)
+        self._write_graph(sid, graph)
         return graph
+
+    def _read_graph(self, sid: str) -> dict[str, Any] | None:
+        """The graph file's document (through its cache when that is current), or None."""
+        gpath = self._path(sid, "graph.json")
+        try:
+            st = os.stat(gpath)
+        except FileNotFoundError:
+            return None
+        cached = _read_cache(self._path(sid, "graph.cache"), st)
+        return cached if cached is not None else read_json(gpath)
+
+    def _write_graph(self, sid: str, graph: dict[str, Any]) -> None:
+        """Graph file (durable), then its read cache and the hook index (derived)."""
+        import marshal
+
+        gpath = self._path(sid, "graph.json")
+        write_atomic(gpath, _dumps(graph))
+        try:
+            blob = marshal.dumps((_cache_key(), _signature(os.stat(gpath)), graph))
+            write_atomic(self._path(sid, "graph.cache"), blob, durable=False)
+        except (OSError, ValueError):  # no cache: readers parse the JSON
+            pass
+        self._write_index(sid, graph)
 
     def _write_index(self, sid: str, graph: dict[str, Any]) -> dict[str, Any]:
         from .index import build_index
@@ -288,8 +342,7 @@ class SidecarStore:
             g = {k: v for k, v in doc.items() if k not in STATE_KEYS}
             g["updated_at"] = iso(utcnow())
             g["journal_bytes"] = journal_mod.journal_size(self._path(sid, "journal.jsonl"))
-            write_atomic(self._path(sid, "graph.json"), _dumps(g))
-            self._write_index(sid, g)
+            self._write_graph(sid, g)
 
     def hook_transaction(self, sid: str) -> _HookView:
         """The hook's locked read-modify-write of its state, with the index at hand and

@@ -165,3 +165,52 @@ def test_escaping_skips_the_regex_only_when_it_would_change_nothing(text: str) -
         by_regex = by_regex[:39] + "…"
     by_regex = by_regex.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
     assert esc(text, 40) == by_regex
+
+
+def test_a_compaction_summary_is_queued_without_the_entity_grammar_and_gets_its_paths_in_the_probe() -> None:
+    from rolling_graph.events import event_from_payload, redact_batch
+
+    summary = "We moved rounding into src/billing/invoice.py and keep Decimal everywhere."
+    event = event_from_payload("CompactSummary", {"text": summary}, "e1", "2026-11-25T10:00:00Z")
+    assert event["paths"] == [] and event["paths_from_text"] is True
+    (seen,) = redact_batch([event])
+    assert "src/billing/invoice.py" in seen["paths"]
+    assert "paths_from_text" not in seen
+
+
+def test_after_compaction_the_files_the_summary_names_reach_the_graph(isolated_home: Path, tmp_path: Path) -> None:
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "isCompactSummary": True, "message": {"role": "user", "content":
+                                      "Summary: we chose Decimal for money and moved rounding into src/billing/invoice.py."}}) + "\n")
+    assert run_hook("session-start", {"session_id": SID, "cwd": str(tmp_path), "source": "startup"}).returncode == 0
+    proc = run_hook("session-start", {"session_id": SID, "cwd": str(tmp_path), "source": "compact", "transcript_path": str(transcript)})
+    assert proc.returncode == 0, proc.stderr
+    graph = json.loads((isolated_home / "sessions" / f"{SID}.graph.json").read_text())
+    assert any("invoice.py" in node["label"] for node in graph["nodes"].values())
+
+
+@given(st.one_of(st.text(max_size=60), st.text(alphabet="ab &<>\"\t\n\u2028é", max_size=60), st.integers(), st.none()))
+def test_the_shown_label_head_is_the_escaped_labels_head(label: object) -> None:
+    from rolling_graph.inject import shown_head
+
+    assert shown_head(label) == esc(label, 40)[:30]
+
+
+def test_in_async_mode_a_compaction_queues_its_summary_and_starts_one_probe(isolated_home: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from rolling_graph import hook
+    from rolling_graph.config import load_settings
+    from rolling_graph.sidecar import SidecarStore
+
+    monkeypatch.setenv("ROLLING_GRAPH_PROBE_MODE", "async")
+    started: list[str] = []
+    monkeypatch.setattr(hook, "_start_probe", lambda store, settings, sid, extra=None: started.append(sid))
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "isCompactSummary": True, "message": {"role": "user", "content":
+                                      "Summary: Decimal for money; rounding lives in src/billing/invoice.py."}}) + "\n")
+    hook.handle_event("session-start", {"session_id": SID, "cwd": str(tmp_path), "source": "startup"})
+    hook.handle_event("session-start", {"session_id": SID, "cwd": str(tmp_path), "source": "compact", "transcript_path": str(transcript)})
+    assert started == [SID]
+    gate = SidecarStore(load_settings()).load_state(SID)["gate"]
+    (queued,) = gate["pending"]
+    assert queued["event"] == "CompactSummary" and "invoice.py" in queued["text"] and queued["paths_from_text"]
+    assert gate["probe_requested"] and "compact" in gate["pending_reasons"]

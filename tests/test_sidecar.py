@@ -179,3 +179,46 @@ def test_writes_leave_no_temp_files_behind(isolated_home: Path) -> None:
     leftovers = [p.name for p in (isolated_home / "sessions").iterdir() if ".tmp." in p.name]
     assert leftovers == []
     assert store.list_sessions() == ["s1"]
+
+
+def test_reads_of_an_unchanged_graph_come_from_its_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rolling_graph import sidecar
+
+    store = _store()
+    store.apply_ops("s1", _add_node_ops("PostgreSQL"), kind="patch", rationale="r1")
+    assert Path(store._path("s1", "graph.cache")).exists()
+    graph_file = str(store.graph_path("s1"))
+    real = sidecar.read_json
+
+    def no_graph_json(path: str) -> dict | None:
+        assert path != graph_file, "the graph file was parsed although its cache is current"
+        return real(path)
+
+    monkeypatch.setattr(sidecar, "read_json", no_graph_json)
+    assert "postgresql" in store.load("s1")["nodes"]
+
+
+def test_a_graph_file_replaced_behind_the_caches_back_is_read_from_the_file() -> None:
+    from rolling_graph.atomic import write_atomic
+
+    store = _store()
+    store.apply_ops("s1", _add_node_ops("PostgreSQL"), kind="patch", rationale="r1")
+    path = store.graph_path("s1")
+    graph = json.loads(path.read_text())
+    graph["nodes"]["postgresql"]["label"] = "PostgreSQL 16"
+    write_atomic(str(path), json.dumps(graph).encode())  # e.g. an older version of the plugin
+    assert store.load("s1")["nodes"]["postgresql"]["label"] == "PostgreSQL 16"
+
+
+@pytest.mark.parametrize("cache", [b"", b"\x00garbage", "marshal-of-another-key"])
+def test_a_damaged_or_foreign_graph_cache_is_ignored(cache: bytes | str) -> None:
+    import marshal
+
+    store = _store()
+    store.apply_ops("s1", _add_node_ops("PostgreSQL"), kind="patch", rationale="r1")
+    before = store.load("s1")
+    if cache == "marshal-of-another-key":
+        st = os.stat(store.graph_path("s1"))
+        cache = marshal.dumps((("another-format", 4, 3, 10), (st.st_ino, st.st_size, st.st_mtime_ns), {"nodes": {}}))
+    Path(store._path("s1", "graph.cache")).write_bytes(cache)  # type: ignore[arg-type]
+    assert store.load("s1")["nodes"] == before["nodes"]
