@@ -17,7 +17,6 @@ the merge on its own connection, as before (:func:`reconcile.reconcile.embed_nod
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -93,7 +92,6 @@ class EmbedAlongside:
         self.embedded = 0
         self.merge_committed = False
         self.error: BaseException | None = None
-        self.ms = 0
 
     def start(self) -> EmbedAlongside:
         self._thread.start()
@@ -114,7 +112,6 @@ class EmbedAlongside:
 
         from reconcile.upsert import PROJECT_LOCK
 
-        started = time.perf_counter()
         root, session_id, seq = self._merge
         try:
             with psycopg.connect(self._conninfo) as conn:
@@ -135,5 +132,3 @@ class EmbedAlongside:
                     pass
         except Exception as exc:  # noqa: BLE001 - the caller falls back to embedding by itself
             self.error = exc
-        finally:
-            self.ms = int((time.perf_counter() - started) * 1000)
