@@ -19,6 +19,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from rolling_graph.journal import op_touches, pointer_parts
 from rolling_graph.model import DOMAINS, LABEL_MAX, slugify
 
 BAR_WIDTH = 10
@@ -152,25 +153,6 @@ def branch(doc: dict[str, Any], node_id: str) -> dict[str, Any]:
 
 
 # --- journal provenance -----------------------------------------------------------
-
-
-def _pointer_parts(path: Any) -> list[str]:
-    if not isinstance(path, str) or not path.startswith("/"):
-        return []
-    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
-
-
-def op_touches(op: dict[str, Any], node_id: str) -> bool:
-    """Whether one RFC 6902 op addresses ``node_id`` or an edge with it at either end."""
-    for field in ("path", "from"):
-        parts = _pointer_parts(op.get(field))
-        if len(parts) < 2:
-            continue
-        if parts[0] == "nodes" and parts[1] == node_id:
-            return True
-        if parts[0] == "edges" and node_id in parts[1].split("|")[::2]:
-            return True
-    return False
 
 
 def entry_touches(entry: dict[str, Any], node_id: str) -> bool:
@@ -363,7 +345,7 @@ def provenance_index(
             if not isinstance(op, dict):
                 continue
             for field in ("path", "from"):
-                parts = _pointer_parts(op.get(field))
+                parts = pointer_parts(op.get(field))
                 if len(parts) >= 2 and parts[0] == "nodes":
                     touched.add(parts[1])
                 elif len(parts) >= 2 and parts[0] == "edges":

@@ -173,13 +173,6 @@ def do_why(
     out.print(render_provenance(doc, nid, rows))
 
 
-def activate(settings: Settings, sid: str, node_ids: list[str], rationale: str) -> list[str]:
-    """Count an expansion as an activation (weight up, journaled): the spec's escape hatch."""
-    from rolling_graph.sidecar import SidecarStore
-
-    return list(SidecarStore(settings).activate(sid, node_ids, rationale=rationale))
-
-
 def do_expand(
     settings: Settings,
     session: str | None,
@@ -191,7 +184,10 @@ def do_expand(
     out = out or console()
     res, doc, nid = _resolve_with_node(settings, session, node, fallback_when_missing)
     before = float(doc.get("nodes", {}).get(nid, {}).get("weight", 0.0) or 0.0)
-    activate(settings, res.session_id, [nid], "expanded by user")
+    from rolling_graph.sidecar import SidecarStore
+
+    # The spec's escape hatch: an expansion counts as an activation (weight up, journaled).
+    SidecarStore(settings).activate(res.session_id, [nid], rationale="expanded by user")
     doc = load_document(settings, res.session_id)
     after = float(doc.get("nodes", {}).get(nid, {}).get("weight", 0.0) or 0.0)
     note = f"[green]expanded: counted as an activation (weight {before:.2f} → {after:.2f}, journaled)[/]"

@@ -160,9 +160,11 @@ def session_stats(
 PROBE_ROWS = 12
 
 
-def probe_list(journal: list[dict[str, Any]], model_cost: Any = None) -> list[dict[str, Any]]:
+def probe_list(journal: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per probe: when, which backend (and why it was chosen), why the gate fired,
     tokens, estimated cost, what it did, and any fallback."""
+    from rolling_graph.probe.usage import estimate_cost
+
     rows = []
     for entry in journal:
         if entry.get("kind") not in ("patch", "rejected") or entry.get("backend") in (None, "user", "warm"):
@@ -178,21 +180,11 @@ def probe_list(journal: list[dict[str, Any]], model_cost: Any = None) -> list[di
             "events": len(entry.get("event_ids") or []),
             "tokens_in": t_in,
             "tokens_out": t_out,
-            "cost_usd": model_cost(entry, t_in, t_out) if model_cost else None,
+            "cost_usd": estimate_cost(entry.get("model"), t_in, t_out, entry.get("backend")),
             "outcome": "rejected: " + clean(entry.get("error"), 100) if entry.get("kind") == "rejected" else f"{len(entry.get('ops') or [])} ops",
             "fallback": clean(entry.get("fallback_reason") or "", 120) or None,
         })
     return rows
-
-
-def _probe_cost(entry: dict[str, Any], t_in: int, t_out: int) -> float | None:
-    if not (t_in or t_out):
-        return 0.0
-    try:
-        from rolling_graph.probe.usage import estimate_cost
-    except ImportError:
-        return None
-    return estimate_cost(entry.get("model"), t_in, t_out, entry.get("backend"))
 
 
 def render_probes(rows: list[dict[str, Any]]) -> Table:
@@ -287,7 +279,7 @@ def collect(settings: Settings, sids: list[str]) -> list[dict[str, Any]]:
         journal = load_journal(settings, sid)
         row = session_stats(load_document(settings, sid), journal)
         row["estimated_cost_usd"] = estimated_cost(settings, row, recorded)
-        row["probe_list"] = probe_list(journal, _probe_cost)
+        row["probe_list"] = probe_list(journal)
         rows.append(row)
     return rows
 

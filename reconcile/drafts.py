@@ -113,20 +113,9 @@ def memory_kind(node_kind: str) -> str:
 # -- provenance and neighbourhood --------------------------------------------------------------
 
 
-def _touches(op: dict[str, Any], node_id: str) -> bool:
-    path = str(op.get("path", ""))
-    if path == f"/nodes/{node_id}" or path.startswith(f"/nodes/{node_id}/"):
-        return True
-    if path.startswith("/edges/"):
-        key = path[len("/edges/"):].split("/", 1)[0].replace("~1", "/").replace("~0", "~")
-        parts = key.split("|")
-        return len(parts) == 3 and node_id in (parts[0], parts[2])
-    return False
-
-
 def journal_events(settings: Settings, sessions: Sequence[str], node_id: str, limit: int) -> list[EventRef]:
     """Journal entries of ``sessions`` whose operations touched the node, most recent first."""
-    from rolling_graph.journal import read_journal
+    from rolling_graph.journal import op_touches, read_journal
     from rolling_graph.sidecar import InvalidSessionId, SidecarStore, validate_session_id
 
     store = SidecarStore(settings)
@@ -139,7 +128,7 @@ def journal_events(settings: Settings, sessions: Sequence[str], node_id: str, li
         for entry in read_journal(path):
             if entry.get("kind") in ("rejected", "note"):
                 continue
-            if any(isinstance(op, dict) and _touches(op, node_id) for op in entry.get("ops") or []):
+            if any(isinstance(op, dict) and op_touches(op, node_id) for op in entry.get("ops") or []):
                 found.append(EventRef(
                     sid, int(entry["seq"]), str(entry.get("kind") or "patch"),
                     redact(str(entry.get("rationale") or ""))[:RATIONALE_MAX],

@@ -120,7 +120,7 @@ class EmbedAlongside:
                 try:
                     with conn.transaction():
                         conn.execute("SET CONSTRAINTS ALL DEFERRED")
-                        count = store_pending(conn, self._embedder, self._pid, sorted(todo))
+                        count = store_pending(conn, self._embedder, self._pid, todo)  # stored in node-id order
                         conn.execute(f"SELECT pg_advisory_xact_lock_shared({PROJECT_LOCK})", (root,))  # the merge has ended
                         row = conn.execute("SELECT journal_seq FROM sessions WHERE project_id = %s AND session_id = %s",
                                            (self._pid, session_id)).fetchone()

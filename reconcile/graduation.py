@@ -97,16 +97,10 @@ def load_graduation_settings(settings: Settings) -> GraduationSettings:
 class Candidate:
     project_id: int
     node_id: str
-    label: str
-    kind: str
-    weight: float
-    session_count: int
-    edges: int
-    node_hash: str
 
 
 _CANDIDATES_SQL = """
-SELECT n.project_id, n.id, n.label, n.kind, n.weight, n.session_count, ec.edges, rg_node_hash(n.project_id, n.id)
+SELECT n.project_id, n.id
 FROM nodes n
 CROSS JOIN LATERAL (
     SELECT count(*) AS edges FROM edges e
@@ -135,8 +129,10 @@ def project_ids(conn: Any, root: str | None = None) -> list[int]:
     """One project (by root) or all of them."""
     if root is None:
         return [int(r[0]) for r in conn.execute("SELECT id FROM projects ORDER BY id")]
-    row = conn.execute("SELECT id FROM projects WHERE root = %s", (root,)).fetchone()
-    return [int(row[0])] if row else []
+    from reconcile.reconcile import project_id
+
+    pid = project_id(conn, root)
+    return [pid] if pid is not None else []
 
 
 def candidates(conn: Any, pids: list[int], gs: GraduationSettings = DEFAULT, limit: int = 1000) -> list[Candidate]:
@@ -148,7 +144,7 @@ def candidates(conn: Any, pids: list[int], gs: GraduationSettings = DEFAULT, lim
         {"pids": pids, "sessions": gs.min_sessions, "weight": gs.min_weight, "edges": gs.min_edges,
          "skip_superseded": gs.skip_superseded, "limit": limit},
     ).fetchall()
-    return [Candidate(int(r[0]), r[1], r[2], r[3], float(r[4]), int(r[5]), int(r[6]), r[7]) for r in rows]
+    return [Candidate(int(r[0]), r[1]) for r in rows]
 
 
 def node_hash(conn: Any, pid: int, node_id: str) -> str | None:
@@ -206,11 +202,9 @@ def record_kept(conn: Any, pids: list[int], now: datetime, gs: GraduationSetting
     """Mark memories approved ``kept_after_days`` ago, never edited or deleted since, as kept."""
     rows = conn.execute(
         "INSERT INTO graduation_outcomes (memory_id, outcome, at) "
-        "SELECT m.id, 'kept', %s FROM flat_memories m WHERE m.project_id = ANY(%s) AND m.approved_at <= %s "
-        "AND NOT EXISTS (SELECT 1 FROM graduation_outcomes o WHERE o.memory_id = m.id "
-        "                AND o.outcome IN ('edited', 'deleted') AND o.at <= m.approved_at + make_interval(days => %s)) "
+        f"SELECT m.id, 'kept', %s FROM flat_memories m WHERE m.project_id = ANY(%s) AND m.approved_at <= %s AND {_UNCHANGED} "
         "ON CONFLICT DO NOTHING RETURNING memory_id",
-        (now, pids, now - timedelta(days=gs.kept_after_days), gs.kept_after_days),
+        (now, pids, make_window(now, gs), gs.kept_after_days),
     ).fetchall()
     return len(rows)
 
@@ -233,8 +227,7 @@ def outcome_counts(conn: Any, pids: list[int], now: datetime, gs: GraduationSett
     )
     window = make_window(now, gs)
     judged, kept = conn.execute(
-        "SELECT count(*), count(*) FILTER (WHERE NOT EXISTS (SELECT 1 FROM graduation_outcomes o WHERE o.memory_id = m.id "
-        " AND o.outcome IN ('edited', 'deleted') AND o.at <= m.approved_at + make_interval(days => %s))) "
+        f"SELECT count(*), count(*) FILTER (WHERE {_UNCHANGED}) "
         "FROM flat_memories m WHERE m.project_id = ANY(%s) AND m.approved_at <= %s",
         (gs.kept_after_days, pids, window),
     ).fetchone()
@@ -253,6 +246,11 @@ def outcome_counts(conn: Any, pids: list[int], now: datetime, gs: GraduationSett
         "judged_30d": int(judged),
         "kept_share": round(kept / judged, 3) if judged else None,
     }
+
+
+#: A memory ``m`` neither edited nor deleted within its first ``%s`` days (the kept window).
+_UNCHANGED = ("NOT EXISTS (SELECT 1 FROM graduation_outcomes o WHERE o.memory_id = m.id"
+              " AND o.outcome IN ('edited', 'deleted') AND o.at <= m.approved_at + make_interval(days => %s))")
 
 
 def make_window(now: datetime, gs: GraduationSettings = DEFAULT) -> datetime:

@@ -14,22 +14,14 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.panel import Panel
 from rich.table import Table
 
+from reconcile.cli import _fail, console, err
 from rolling_graph.config import ConfigError, Settings, load_settings
 from rolling_graph.model import utcnow
 
-console = Console()
-err = Console(stderr=True)
-
 EDITOR_HELP = "# Edit the memory above. Lines starting with '#' are ignored; an empty text skips the draft.\n"
-
-
-def _fail(message: str) -> None:
-    err.print(f"[red]error:[/red] {message}")
-    raise typer.Exit(1)
 
 
 def _settings() -> tuple[Settings, Any]:
@@ -156,7 +148,7 @@ def show_draft(conn: Any, settings: Settings, draft: dict[str, Any], gs: Any) ->
         console.print(f"[yellow]notes:[/yellow] {'; '.join(draft['problems'])}")
 
 
-def _interactive(conn: Any, settings: Settings, pids: list[int], gs: Any, drafter: Any) -> None:
+def _interactive(conn: Any, settings: Settings, pids: list[int], gs: Any, drafter: Any, embedder: Any) -> None:
     from reconcile import review
 
     queue = review.pending_drafts(conn, pids)
@@ -167,7 +159,7 @@ def _interactive(conn: Any, settings: Settings, pids: list[int], gs: Any, drafte
         draft = queue.pop(0)
         if review.is_stale(conn, draft):
             with conn.transaction():
-                record = review.refresh(conn, settings, draft, drafter, _embedder(settings), gs)
+                record = review.refresh(conn, settings, draft, drafter, embedder, gs)
             console.print(f"[yellow]node {draft['node_id']!r} changed after draft {draft['id']} was made; refreshed it[/yellow]")
             if record is None or record.id is None or record.status != "pending":
                 continue
@@ -177,14 +169,14 @@ def _interactive(conn: Any, settings: Settings, pids: list[int], gs: Any, drafte
         if choice == "q":
             break
         if choice == "a":
-            result = review.approve(conn, settings, draft["id"], drafter=drafter, gs=gs)
+            result = review.approve(conn, settings, draft["id"], drafter=drafter, embedder=embedder, gs=gs)
         elif choice == "e":
             try:
                 text = open_editor(draft["content"])
             except OSError as exc:
                 err.print(f"[red]cannot start the editor[/red] ({exc}); set $EDITOR — draft {draft['id']} left pending")
                 continue
-            result = review.edit(conn, settings, draft["id"], text, drafter=drafter, gs=gs) if text else review.skip(draft["id"])
+            result = review.edit(conn, settings, draft["id"], text, drafter=drafter, embedder=embedder, gs=gs) if text else review.skip(draft["id"])
         elif choice == "r":
             result = review.reject(conn, draft["id"])
         else:
@@ -239,17 +231,19 @@ def review_cmd(
             return
         only_reject = reject is not None and approve is None and edit is None and not all_approve
         drafter = None if only_reject else draft_backends.choose_drafter(settings)[0]
+        embedder = None if only_reject else _embedder(settings)  # chosen once: "auto" asks Ollama over HTTP
         results: list[review.ReviewResult] = []
         if approve is not None:
-            results.append(review.approve(conn, settings, approve, drafter=drafter, gs=gs))
+            results.append(review.approve(conn, settings, approve, drafter=drafter, embedder=embedder, gs=gs))
         if edit is not None:
-            results.append(review.edit(conn, settings, edit, text or "", drafter=drafter, gs=gs))
+            results.append(review.edit(conn, settings, edit, text or "", drafter=drafter, embedder=embedder, gs=gs))
         if reject is not None:
             results.append(review.reject(conn, reject, reason=reason))
         if all_approve:
-            results += [review.approve(conn, settings, d["id"], drafter=drafter, gs=gs) for d in review.pending_drafts(conn, pids)]
+            results += [review.approve(conn, settings, d["id"], drafter=drafter, embedder=embedder, gs=gs)
+                        for d in review.pending_drafts(conn, pids)]
         if not results and not all_approve:
-            _interactive(conn, settings, pids, gs, drafter)
+            _interactive(conn, settings, pids, gs, drafter, embedder)
             return
     for result in results:
         _say(result)

@@ -10,7 +10,6 @@ one-pending-draft-per-node index makes double proposals impossible even without 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -106,7 +105,7 @@ def _when(value: Any) -> str:
     return iso(value) if isinstance(value, datetime) else str(value)
 
 
-def draft_section(draft: dict[str, Any], ctx: drafts.NodeContext | None, duplicate: str | None = None) -> list[str]:
+def draft_section(draft: dict[str, Any], ctx: drafts.NodeContext | None) -> list[str]:
     """One candidate's section: the draft, its provenance and the node's neighbourhood."""
     title = ctx.label if ctx else draft["node_id"]
     lines = [f"## Draft {draft['id']}: {title}", ""]
@@ -115,8 +114,6 @@ def draft_section(draft: dict[str, Any], ctx: drafts.NodeContext | None, duplica
     if ctx:
         lines.append(f"- weight {ctx.weight:.2f} · seen in {ctx.session_count} sessions · {len(ctx.neighbours)} edges")
     lines += ["", "> " + " ".join(str(draft["content"]).split()), ""]
-    if duplicate:
-        lines += [f"Duplicate of memory: {duplicate}", ""]
     lines.append("Provenance:")
     lines += [f"- session `{s}`" for s in draft["sessions"]] or ["- (no sessions)"]
     events = {e.ref: e for e in ctx.events} if ctx else {}
@@ -163,8 +160,8 @@ def render_report(conn: Any, settings: Settings, pids: list[int], summary: JobSu
 
 
 def write_report(path: Path, text: str) -> Path:
+    from rolling_graph.atomic import write_atomic
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp.{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(str(path), text.encode("utf-8"))
     return path

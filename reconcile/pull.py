@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from reconcile import embeddings, rank, resume, snapshot
-from reconcile.reconcile import doc_project, project_id
+from reconcile.reconcile import MissingProject, doc_project, project_id
 from rolling_graph.config import Settings
 from rolling_graph.model import utcnow
 
@@ -32,9 +32,10 @@ def pull_ops(
 ) -> list[dict[str, Any]]:
     """RFC 6902 ops adding the best-ranked warm nodes (and edges among them) the hot doc lacks."""
     now = now or utcnow()
-    if not doc.get("project"):
+    try:
+        root = doc_project(doc)
+    except MissingProject:  # a session that does not know its project pulls nothing
         return []
-    root = doc_project(doc)
     pid = project_id(conn, root)
     if pid is None:
         return []

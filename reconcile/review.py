@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from reconcile import drafts, embeddings, seed
-from reconcile.graduation import DEFAULT, MEMORY_KINDS, GraduationSettings
+from reconcile.graduation import DEFAULT, MEMORY_KINDS, GraduationSettings, node_hash
+from rolling_graph.atomic import write_atomic
 from rolling_graph.config import Settings
 from rolling_graph.model import utcnow
 from rolling_graph.project import project_key
@@ -82,8 +83,7 @@ def pending_drafts(conn: Any, pids: list[int]) -> list[dict[str, Any]]:
 
 def is_stale(conn: Any, draft: dict[str, Any]) -> bool:
     """Did the node change (materially) since the draft was made?"""
-    current = conn.execute("SELECT rg_node_hash(%s, %s)", (draft["project_id"], draft["node_id"])).fetchone()[0]
-    return current != draft["node_hash"]
+    return node_hash(conn, draft["project_id"], draft["node_id"]) != draft["node_hash"]
 
 
 def refresh(
@@ -116,7 +116,7 @@ def _refreshed(conn: Any, settings: Settings, draft: dict[str, Any], drafter: dr
 def approve(
     conn: Any, settings: Settings, draft_id: int, *, by: str | None = None, text: str | None = None,
     drafter: drafts.Drafter | None = None, embedder: embeddings.Embedder | None = None,
-    gs: GraduationSettings = DEFAULT, now: datetime | None = None, export: bool = True,
+    gs: GraduationSettings = DEFAULT, now: datetime | None = None,
 ) -> ReviewResult:
     """Approve a pending draft (``text`` replaces it: an edit). A stale draft is refreshed instead."""
     now = now or utcnow()
@@ -144,8 +144,8 @@ def approve(
             (now, by or reviewer(), draft_id),
         )
         nodes = seed.seed_memories(conn, draft["project_id"], now, gs, [int(memory_id)])
-    seed.finish(conn, settings, draft["project_id"], nodes)
-    path = export_project(conn, settings, draft["project_id"], now) if export else None
+    seed.finish(conn, settings, draft["project_id"], nodes, embedder)
+    path = export_project(conn, settings, draft["project_id"], now)
     verb = "approved (edited)" if edited else "approved"
     return ReviewResult("approved", draft_id, f"draft {draft_id} {verb} as memory {memory_id}", int(memory_id), export_path=path)
 
@@ -178,7 +178,7 @@ def reject(conn: Any, draft_id: int, *, by: str | None = None, reason: str | Non
         )
         # The state the draft was made from, and the node's state now (the reviewer may have
         # rejected a draft that went stale meanwhile: the concept, not just the text, is refused).
-        current = conn.execute("SELECT rg_node_hash(%s, %s)", (draft["project_id"], draft["node_id"])).fetchone()[0]
+        current = node_hash(conn, draft["project_id"], draft["node_id"])
         for state in dict.fromkeys(h for h in (draft["node_hash"], current) if h):
             conn.execute(
                 "INSERT INTO graduation_rejections (project_id, node_id, node_hash, draft_id, rejected_by, rejected_at, reason) "
@@ -285,9 +285,7 @@ def export_project(conn: Any, settings: Settings, pid: int, now: datetime | None
         memories = [dict(zip(("id", "kind", "content", "sessions", "events"), r, strict=True)) for r in rows]
         path = memory_path(settings, root)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".md.tmp.{os.getpid()}")
-        tmp.write_text(render_export(root, memories, own), encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(str(path), render_export(root, memories, own).encode("utf-8"))
         conn.execute("UPDATE flat_memories SET exported_at = %s WHERE id = ANY(%s)", (now, [m["id"] for m in memories]))
     return path
 

@@ -46,7 +46,6 @@ class Note:
 @dataclass(frozen=True)
 class SeedResult:
     seeded: int
-    node_ids: tuple[str, ...]
 
 
 def _kind_from_heading(heading: str) -> str | None:
@@ -106,22 +105,25 @@ def upsert_anchor(
     conn: Any, pid: int, node_id: str, text: str, kind: str, now: datetime, gs: GraduationSettings = DEFAULT,
     *, domain: str = "project",
 ) -> dict[str, Any]:
-    """Make ``node_id`` an anchor (inserting it when new); returns the node for embedding."""
+    """Make ``node_id`` an anchor (inserting it when new); returns the node for embedding.
+
+    An existing node (a graduated one) keeps its own label and summary; it only becomes an
+    anchor with its kind's seed weight."""
     text = redact(text).strip()
     label = text[:LABEL_MAX]
     summary = text[:SUMMARY_MAX] if len(text) > LABEL_MAX else None
     weight = seed_weight(kind, gs)
     confidence = "correction" if kind == "correction" else "observed"
-    conn.execute(
+    row = conn.execute(
         "INSERT INTO nodes AS n (project_id, id, label, domain, kind, summary, confidence, weight, seed_weight, anchor, floor,"
         " first_seen, last_activated, activations, session_count) "
         "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, true, %s, %s, %s, 0, 0) "
         "ON CONFLICT (project_id, id) DO UPDATE SET anchor = true, floor = greatest(n.floor, EXCLUDED.floor),"
         " seed_weight = greatest(coalesce(n.seed_weight, 0), EXCLUDED.seed_weight),"
-        " confidence = CASE WHEN EXCLUDED.confidence = 'correction' THEN 'correction' ELSE n.confidence END",
+        " confidence = CASE WHEN EXCLUDED.confidence = 'correction' THEN 'correction' ELSE n.confidence END "
+        "RETURNING n.label, n.summary",
         (pid, node_id, label, domain, node_kind(kind), summary, confidence, weight, weight, gs.anchor_floor, now, now),
-    )
-    row = conn.execute("SELECT label, summary FROM nodes WHERE project_id = %s AND id = %s", (pid, node_id)).fetchone()
+    ).fetchone()
     return {"id": node_id, "label": row[0], "summary": row[1]}
 
 
@@ -147,24 +149,10 @@ def seed_memories(
     nodes = []
     for mid, node_id, kind, content in conn.execute(sql + " ORDER BY id", params).fetchall():
         nid = node_id or note_id(content)
-        exists = conn.execute("SELECT 1 FROM nodes WHERE project_id = %s AND id = %s", (pid, nid)).fetchone()
-        nodes.append(upsert_anchor(conn, pid, nid, content, kind, now, gs) if not exists
-                     else _anchor_existing(conn, pid, nid, kind, now, gs))
+        nodes.append(upsert_anchor(conn, pid, nid, content, kind, now, gs))
         _record(conn, pid, nid, "flat_memory", str(mid), kind, content, now)
     _recompute(conn, pid, [n["id"] for n in nodes])
     return nodes
-
-
-def _anchor_existing(conn: Any, pid: int, node_id: str, kind: str, now: datetime, gs: GraduationSettings) -> dict[str, Any]:
-    """A graduated node keeps its own label; it only becomes an anchor with its kind's seed weight."""
-    weight = seed_weight(kind, gs)
-    row = conn.execute(
-        "UPDATE nodes SET anchor = true, floor = greatest(floor, %s), seed_weight = greatest(coalesce(seed_weight, 0), %s),"
-        " confidence = CASE WHEN %s = 'correction' THEN 'correction' ELSE confidence END "
-        "WHERE project_id = %s AND id = %s RETURNING label, summary",
-        (gs.anchor_floor, weight, kind, pid, node_id),
-    ).fetchone()
-    return {"id": node_id, "label": row[0], "summary": row[1]}
 
 
 def seed_notes(
@@ -187,13 +175,13 @@ def _recompute(conn: Any, pid: int, ids: list[str]) -> None:
         recompute_nodes(conn, pid, sorted(set(ids)))
 
 
-def finish(conn: Any, settings: Settings, pid: int, nodes: list[dict[str, Any]]) -> None:
+def finish(conn: Any, settings: Settings, pid: int, nodes: list[dict[str, Any]], embedder: Any = None) -> None:
     """After the seeding transaction: embed the anchors and refresh the resume snapshot."""
     from reconcile import embeddings
     from reconcile.reconcile import embed_nodes
 
     unique = list({n["id"]: n for n in nodes}.values())
-    embed_nodes(conn, embeddings.get_embedder(settings), pid, unique)
+    embed_nodes(conn, embedder or embeddings.get_embedder(settings), pid, unique)
     root = conn.execute("SELECT root FROM projects WHERE id = %s", (pid,)).fetchone()
     conn.commit()
     if root:
@@ -214,5 +202,4 @@ def seed_project(
         for path in files or []:
             nodes += seed_notes(conn, pid, parse_notes(path.read_text(encoding="utf-8")), str(path), now, gs)
     finish(conn, settings, pid, nodes)
-    ids = tuple(dict.fromkeys(n["id"] for n in nodes))
-    return SeedResult(len(ids), ids)
+    return SeedResult(len({n["id"] for n in nodes}))

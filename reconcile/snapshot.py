@@ -27,20 +27,20 @@ MAX_NODES = 40
 MAX_EDGES = 80
 
 
-def _path(home: str | os.PathLike[str], project_root: str) -> str:
+def snapshot_file(home: str | os.PathLike[str], project_root: str) -> str:
     return os.path.join(os.fspath(home), "snapshots", f"{project_key(project_root)}.json")
 
 
 def snapshot_path(home: str | os.PathLike[str], project_root: str) -> Path:
     from pathlib import Path
 
-    return Path(_path(home, project_root))
+    return Path(snapshot_file(home, project_root))
 
 
 def read_snapshot(home: str | os.PathLike[str], project_root: str) -> dict[str, Any] | None:
     """The project's snapshot, or None when absent, unreadable or for another project."""
     try:
-        with open(_path(home, project_root), "rb") as fh:
+        with open(snapshot_file(home, project_root), "rb") as fh:
             data = jsonio.loads(fh.read())
     except (OSError, ValueError, UnicodeDecodeError):
         return None

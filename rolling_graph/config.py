@@ -162,10 +162,6 @@ class Settings:
     def sessions_dir(self) -> Path:
         return self.home / "sessions"
 
-    @property
-    def logs_dir(self) -> Path:
-        return self.home / "logs"
-
 
 #: Named presets for the render budget (``ROLLING_GRAPH_BUDGET_TOKENS`` overrides).
 BUDGET_PRESETS: dict[str, int] = {"lean": 400, "default": 800, "rich": 1500}

@@ -36,9 +36,9 @@ KIND_FACTOR: dict[str, float] = {
 }
 
 
-def rejected_ids(nodes: dict[str, Any], edges: dict[str, Any]) -> set[str]:
-    """Options a live decision or correction turned away from (``D|contradicts|X``)."""
-    old = superseded_ids(edges)
+def rejected_ids(nodes: dict[str, Any], edges: dict[str, Any], old: set[str]) -> set[str]:
+    """Options a live decision or correction turned away from (``D|contradicts|X``);
+    ``old``: :func:`superseded_ids` of the same edges (the callers have it already)."""
     out = set()
     for key in edges:
         if "|contradicts|" in key:
@@ -63,7 +63,8 @@ def focus_cluster(graph: dict[str, Any], now: datetime, settings: DecaySettings)
     """Ids of the focus cluster, most active first (deterministic: ties broken by id)."""
     nodes = graph.get("nodes", {})
     edges = graph.get("edges", {})
-    old = superseded_ids(edges) | rejected_ids(nodes, edges)
+    superseded = superseded_ids(edges)
+    old = superseded | rejected_ids(nodes, edges, superseded)
     ranked = sorted(
         ((activity(n, now, settings), nid) for nid, n in nodes.items() if nid not in old),
         key=lambda pair: (-pair[0], pair[1]),

@@ -93,13 +93,17 @@ def check(event: dict[str, Any], nodes: dict[str, Any], gate: dict[str, Any], se
 _ERROR_WORDS = ("Error", "error:", "FAILED", "Exception", "fatal:", "panicked")
 
 
+def first_error_line(text: str) -> str | None:
+    """The first line of a tool result that reports an error, stripped."""
+    return next((line.strip() for line in text.splitlines() if any(w in line for w in _ERROR_WORDS)), None)
+
+
 def error_signature(text: str) -> str | None:
     """A stable id for the first error line of a tool result (numbers and paths blurred)."""
-    for line in text.splitlines():
-        if any(w in line for w in _ERROR_WORDS):
-            core = "".join("#" if c.isdigit() else c for c in line.strip())[:100]
-            return "err-" + slugify(core)[:60]
-    return None
+    line = first_error_line(text)
+    if line is None:
+        return None
+    return "err-" + slugify("".join("#" if c.isdigit() else c for c in line)[:100])[:60]
 
 
 def enqueue(event: dict[str, Any], gate: dict[str, Any], reasons: list[str]) -> None:

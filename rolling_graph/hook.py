@@ -21,8 +21,8 @@ from .config import ConfigError, Settings, load_settings
 from .model import now_iso
 from .sidecar import InvalidSessionId, SidecarStore, validate_session_id
 
-# Imported by the handlers that need them (see _hot()): a Stop or SessionEnd event never
-# pays for the gate, the entity grammar or the renderer.
+# The gate, the entity grammar and the renderer are imported inside the handlers that
+# need them: a Stop or SessionEnd event never pays for them.
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -85,13 +85,21 @@ def _ensure_session(store: SidecarStore, sid: str, payload: dict[str, Any]) -> N
     """Create the session's graph (journaled with its project) on first sight."""
     if store.exists(sid):
         return
+    with store.transaction(sid) as doc:
+        _init_session(store, doc, payload)
+
+
+def _init_session(store: SidecarStore, doc: dict[str, Any], payload: dict[str, Any]) -> bool:
+    """Journal a new session's first entry, with its project (``doc`` is held in a
+    transaction). Returns whether the session was new."""
+    if doc.get("journal_seq", 0) != 0:
+        return False
     from .project import project_root
 
     project = project_root(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
-    with store.transaction(sid) as doc:
-        if doc.get("journal_seq", 0) == 0:
-            doc["project"] = project
-            store.commit_entry(doc, {"kind": "init", "rationale": "session started", "ops": [], "reasons": [], "project": project})
+    doc["project"] = project
+    store.commit_entry(doc, {"kind": "init", "rationale": "session started", "ops": [], "reasons": [], "project": project})
+    return True
 
 
 def _gate_event(state: dict[str, Any], event_name: str, payload: dict[str, Any], now: str, settings: Settings, node_ids: Any) -> tuple[dict[str, Any], list[str]]:
@@ -178,22 +186,24 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload:
 
     now = utcnow()
     source = payload.get("source") if isinstance(payload.get("source"), str) else "startup"
-    _ensure_session(store, sid, payload)
-    snapshot = warm.read_resume_snapshot(store, settings, sid) if source in ("startup", "resume", "clear") else None
     summary = compact_summary(payload.get("transcript_path")) if source == "compact" else None
     sync = settings.probe.mode == "sync"
     if summary and sync:  # the probe runs first, so the block below already holds what it found
+        _ensure_session(store, sid, payload)
         with store.hook_transaction(sid) as view:
             _gate_event(view.state, "CompactSummary", {"text": summary}, now_iso(), settings, view.index.get("nodes", {}))
         _start_probe(store, settings, sid)
-    # One locked read of the graph serves the summary's queueing, the resume merge and the
-    # block (a 2,000-node graph costs ~10 ms a parse); the graph file is rewritten only if
-    # the merge added to it.
+    # One locked read of the graph serves a new session's creation, the summary's queueing,
+    # the resume merge and the block (a 2,000-node graph costs ~10 ms a parse); the graph
+    # file is rewritten only if the session is new or the merge added to it.
     tx = store.transaction(sid)
     with tx as doc:
+        created = _init_session(store, doc, payload)
         if summary and not sync:
             _gate_event(doc, "CompactSummary", {"text": summary}, now_iso(), settings, doc["nodes"])
-        tx.graph = bool(snapshot) and warm.merge_snapshot(store, doc, snapshot, now)
+        snapshot = warm.read_resume_snapshot(settings, doc.get("project")) if source in ("startup", "resume", "clear") else None
+        merged = bool(snapshot) and warm.merge_snapshot(store, doc, snapshot, now)
+        tx.graph = created or merged
         text = inject.full_context(inject.DocView(doc), settings)
         if text:
             text = f"Rolling Graph restored this session's memory ({source}).\n{text}"
@@ -228,7 +238,7 @@ def on_stop(store: SidecarStore, settings: Settings, sid: str) -> None:
         return
     state = store.load_state(sid)
     if state["gate"].get("pending") and (state["gate"].get("probe_requested") or len(state["gate"]["pending"]) >= 2):
-        with store.hook_transaction(sid) as view:
+        with store.hook_transaction(sid, index=False) as view:
             gate = view.state["gate"]
             gate["probe_requested"] = True
             gate["pending_reasons"] = list(dict.fromkeys([*gate.get("pending_reasons", []), "turn_end"]))

@@ -85,13 +85,12 @@ def names(low: str, nid: str, label: str) -> bool:
     return len(nid) >= 4 and nid in low
 
 
-def named_in(index: dict[str, Any], text: str, exclude_source: str | None = None) -> bool:
-    """Does the text name any node (as :func:`rolling_graph.render.mentions` decides)?"""
+def named_in(index: dict[str, Any], text: str, exclude_source: str | None = None) -> list[str]:
+    """The nodes the text names, in graph order, as :func:`rolling_graph.render.mentions`
+    decides (a node whose only source is ``exclude_source`` does not count)."""
     low = text.lower()
-    for nid, (label, _w, _kind, source) in index.get("nodes", {}).items():
-        if not (exclude_source and source == exclude_source) and names(low, nid, label):
-            return True
-    return False
+    return [nid for nid, (label, _w, _kind, source) in index.get("nodes", {}).items()
+            if not (exclude_source and source == exclude_source) and names(low, nid, label)]
 
 
 #: Most nodes the ledger keeps owing (news that did not fit a budget), most important first.

@@ -37,17 +37,18 @@ def prompt_context(view: Any, prompt: str, settings: Settings, event_id: str | N
     from . import ledger as ledger_mod
 
     index, ledger = view.index, view.state["ledger"]
-    named_any = index_mod.named_in(index, prompt, event_id)
-    if not named_any and index_mod.nothing_new(index, ledger):
+    named = index_mod.named_in(index, prompt, event_id)
+    if not named and index_mod.nothing_new(index, ledger):
         return ""
     order, fresh = index_mod.delta_order(index, ledger)
-    if not order and not named_any:
+    if not order and not named:
         index_mod.mark(ledger, index, [])
         return ""
-    from .render import adjacency, mentions, render_prompt_note
+    from .render import adjacency, render_prompt_note
 
     doc = view.graph()
-    named, _ = mentions(doc, prompt, event_id, hints=False)
+    nodes = doc.get("nodes", {})
+    named = sorted((n for n in named if n in nodes), key=lambda i: -float(nodes[i].get("weight", 0)))  # as render.mentions orders
     budget = settings.render.budget_tokens if named else settings.render.delta_budget_tokens
     adj = adjacency(doc, [*order[:20], *named[:3]])
     text, shown = render_prompt_note(doc, order, named, settings.render, budget, adj=adj)

@@ -84,14 +84,34 @@ def journal_size(path: str | os.PathLike[str]) -> int:
         return 0
 
 
+def pointer_parts(path: Any) -> list[str]:
+    """An RFC 6901 JSON pointer's unescaped parts (``[]`` for anything else)."""
+    if not isinstance(path, str) or not path.startswith("/"):
+        return []
+    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+
+
+def op_touches(op: dict[str, Any], node_id: str) -> bool:
+    """Whether one RFC 6902 op addresses ``node_id`` or an edge with it at either end."""
+    for field in ("path", "from"):
+        parts = pointer_parts(op.get(field))
+        if len(parts) < 2:
+            continue
+        if parts[0] == "nodes" and parts[1] == node_id:
+            return True
+        if parts[0] == "edges" and node_id in parts[1].split("|")[::2]:
+            return True
+    return False
+
+
 def _member(op: Any) -> tuple[str, str] | None:
     """``("nodes" | "edges", key)`` when ``op`` adds one whole node or edge, else None."""
-    if not isinstance(op, dict) or op.get("op") != "add" or not isinstance(op.get("path"), str) or "value" not in op:
+    if not isinstance(op, dict) or op.get("op") != "add" or "value" not in op:
         return None
-    head, _, member = op["path"][1:].partition("/")
-    if head not in ("nodes", "edges") or not member or "/" in member or not op["path"].startswith("/"):
+    parts = pointer_parts(op.get("path"))
+    if len(parts) != 2 or parts[0] not in ("nodes", "edges") or not parts[1]:
         return None
-    return head, member.replace("~1", "/").replace("~0", "~")  # RFC 6901 unescaping
+    return parts[0], parts[1]
 
 
 def whole_member_adds(ops: list[Any]) -> bool:

@@ -15,7 +15,6 @@ if TYPE_CHECKING:
 
 #: ``re`` flag values, usable without importing ``re`` (importing it costs milliseconds).
 IGNORECASE = 2
-MULTILINE = 8
 
 
 class LazyPattern:

@@ -105,7 +105,7 @@ def summary_line(nid: str, doc: dict[str, Any]) -> str:
     return f"{esc(n.get('label', nid), 60)} ({esc(n.get('domain', ''), 20)}, {_w(n)})"
 
 
-def mentions(doc: dict[str, Any], text: str | None, exclude_source: str | None = None, *, hints: bool = True) -> tuple[list[str], list[str]]:
+def mentions(doc: dict[str, Any], text: str | None, exclude_source: str | None = None) -> tuple[list[str], list[str]]:
     """Nodes the text names explicitly, and nodes it overlaps with (for a hint).
 
     Nodes first seen in ``exclude_source`` (the event the text came from) do not count:
@@ -124,7 +124,7 @@ def mentions(doc: dict[str, Any], text: str | None, exclude_source: str | None =
             if not (exclude_source and n.get("sources") == [exclude_source]):
                 named.append(nid)
             continue
-        if hints and words:
+        if words:
             # Substring pre-check (cheap) before the exact word test (a split per node).
             hits = 0
             for w in words:
@@ -209,7 +209,7 @@ def render_lod(
     named, overlap = mentions(doc, mention_text, exclude_source)
     adj = adjacency(doc, [*doc.get("focus", []), *named[:3]])
     old = superseded_ids(doc.get("edges", {}))
-    rejected = rejected_ids(nodes, doc.get("edges", {}))
+    rejected = rejected_ids(nodes, doc.get("edges", {}), old)
     links = 8 if b.limit_chars >= 4000 else 4
     focus, hop1, rest = layers(doc, adj)
     shown: set[str] = set()
@@ -265,17 +265,16 @@ def render_prompt_note(
     named_ids: list[str],
     settings: RenderSettings,
     budget_tokens: int,
-    adj: dict[str, list[tuple[str, str, str]]] | None = None,
+    adj: dict[str, list[tuple[str, str, str]]],
 ) -> tuple[str, list[str]]:
-    """A prompt's note: what is new since the last one, then the branches it names.
+    """A prompt's note: what is new since the last one, then the branches it names
+    (``adj``: :func:`adjacency` of at least those nodes).
 
     Returns the text and the ids shown at full resolution.
     """
     if not new_ids and not named_ids:
         return "", []
     b = _Budget(budget_tokens, settings.chars_per_token, settings.max_chars)
-    if adj is None:
-        adj = adjacency(doc, [*new_ids[:20], *named_ids[:3]])
     shown: list[str] = []
     if new_ids and b.add("New in this session's memory since the last note:"):
         for nid in new_ids:  # most important first: stop at the first that does not fit

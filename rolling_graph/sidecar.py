@@ -141,8 +141,8 @@ class _HookView:
     """``with store.hook_transaction(sid) as view``: ``view.state`` (gate, ledger,
     counters; written back on exit), ``view.index`` and ``view.graph()``."""
 
-    def __init__(self, store: SidecarStore, sid: str) -> None:
-        self.store, self.sid = store, sid
+    def __init__(self, store: SidecarStore, sid: str, with_index: bool = True) -> None:
+        self.store, self.sid, self.with_index = store, sid, with_index
         self.lock = store.lock(sid)
         self.state: dict[str, Any] = {}
         self.index: dict[str, Any] = {}
@@ -152,15 +152,23 @@ class _HookView:
         self.lock.__enter__()
         try:
             self.state = self.store.load_state(self.sid)
-            index = self.store.load_index(self.sid)
-            if index is None:  # missing or stale: build it from the graph, once
-                self._graph = self.store._load_graph_locked(self.sid) if self.store.exists(self.sid) else None
-                index = self.store._write_index(self.sid, self._graph) if self._graph is not None else {"nodes": {}, "fp": {}, "rev": {}, "focus": [], "journal_seq": 0}
-            self.index = index
+            if self.with_index:
+                self.index = self._load_index()
         except BaseException:
             self.lock.__exit__()
             raise
         return self
+
+    def _load_index(self) -> dict[str, Any]:
+        index = self.store.load_index(self.sid)
+        if index is not None:
+            return index
+        if not self.store.exists(self.sid):
+            return {"nodes": {}, "fp": {}, "rev": {}, "focus": [], "journal_seq": 0}
+        # Missing or stale: a graph that lags its journal is rolled forward, which writes
+        # the index too; otherwise build it from the graph, once.
+        self._graph = self.store._load_graph_locked(self.sid)
+        return self.store.load_index(self.sid) or self.store._write_index(self.sid, self._graph)
 
     def graph(self) -> dict[str, Any]:
         """The combined document (graph + this view's state), parsed on first use."""
@@ -240,8 +248,7 @@ class SidecarStore:
         if graph is not None and graph.get("journal_bytes", 0) >= journal_mod.journal_size(jpath):
             return graph
         if not os.path.exists(jpath) and graph is None:
-            doc = new_document(sid)
-            return {k: v for k, v in doc.items() if k not in STATE_KEYS}
+            return _new_graph(sid)
         with self.lock(sid):  # rebuild under the lock so only one process repairs
             return self._load_graph_locked(sid)
 
@@ -344,10 +351,10 @@ class SidecarStore:
             g["journal_bytes"] = journal_mod.journal_size(self._path(sid, "journal.jsonl"))
             self._write_graph(sid, g)
 
-    def hook_transaction(self, sid: str) -> _HookView:
-        """The hook's locked read-modify-write of its state, with the index at hand and
-        the full graph parsed only if :meth:`_HookView.graph` is called."""
-        return _HookView(self, sid)
+    def hook_transaction(self, sid: str, *, index: bool = True) -> _HookView:
+        """The hook's locked read-modify-write of its state, with the index at hand (unless
+        ``index=False``) and the full graph parsed only if :meth:`_HookView.graph` is called."""
+        return _HookView(self, sid, index)
 
     def transaction(self, sid: str, *, graph: bool = True) -> _Transaction:
         """``with store.transaction(sid) as doc:`` — locked read-modify-write.
@@ -399,11 +406,17 @@ class SidecarStore:
         if not ops:
             return 0
         with self.transaction(sid) as doc:
-            entry = self.commit_entry(
-                doc,
-                {"kind": kind, "rationale": rationale, "event_id": event_id, "backend": backend, "reasons": [], "ops": ops},
-            )
+            entry = self.commit_ops(doc, ops, kind=kind, rationale=rationale, event_id=event_id, backend=backend)
         return int(entry["seq"])
+
+    def commit_ops(
+        self, doc: dict[str, Any], ops: list[dict[str, Any]], *, kind: str, rationale: str,
+        event_id: str | None = None, backend: str | None = None,
+    ) -> dict[str, Any]:
+        """:meth:`commit_entry` for trusted ops, inside a transaction the caller holds."""
+        return self.commit_entry(
+            doc, {"kind": kind, "rationale": rationale, "event_id": event_id, "backend": backend, "reasons": [], "ops": ops}
+        )
 
     def activate(self, sid: str, node_ids: list[str], *, rationale: str, event_id: str | None = None) -> list[str]:
         """Strengthen existing nodes (an expansion or an explicit request); journaled.

@@ -29,9 +29,8 @@ def project_of(store: SidecarStore, sid: str) -> str | None:
     return entry.get("project") if isinstance(entry, dict) else None
 
 
-def read_resume_snapshot(store: SidecarStore, settings: Settings, sid: str) -> dict[str, Any] | None:
-    """The resume snapshot of the session's project (a file; no database, no graph parse)."""
-    project = project_of(store, sid)
+def read_resume_snapshot(settings: Settings, project: str | None) -> dict[str, Any] | None:
+    """The resume snapshot of the session's project (a file; no database)."""
     if not project:
         return None
     from reconcile.snapshot import read_snapshot
@@ -46,8 +45,7 @@ def merge_snapshot(store: SidecarStore, doc: dict[str, Any], snapshot: dict[str,
 
     ops = snapshot_ops(doc, snapshot, now)
     if ops:
-        store.commit_entry(doc, {"kind": "resume", "rationale": "pulled from the warm graph's resume snapshot",
-                                 "event_id": None, "backend": "warm", "reasons": [], "ops": ops})
+        store.commit_ops(doc, ops, kind="resume", rationale="pulled from the warm graph's resume snapshot", backend="warm")
     return bool(ops)
 
 
@@ -103,9 +101,9 @@ def spawn_worker(settings: Settings, args: list[str]) -> None:
 def has_snapshot(settings: Settings, project: str | None) -> bool:
     if not project:
         return False
-    from .project import project_key
+    from reconcile.snapshot import snapshot_file
 
-    return os.path.exists(os.path.join(settings.home_dir, "snapshots", f"{project_key(project)}.json"))
+    return os.path.exists(snapshot_file(settings.home_dir, project))
 
 
 def start_pull(settings: Settings, sid: str, prompt: str, project: str | None) -> None:
@@ -115,9 +113,7 @@ def start_pull(settings: Settings, sid: str, prompt: str, project: str | None) -
         return  # a project never reconciled has nothing in the warm graph to pull
     path = os.path.join(settings.home_dir, "tmp", f"{sid}.prompt.txt")
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, prompt.encode("utf-8"))  # already redacted and bounded
-    finally:
-        os.close(fd)
+    from .atomic import write_atomic
+
+    write_atomic(path, prompt.encode("utf-8"), durable=False)  # already redacted and bounded
     spawn_worker(settings, ["pull", "--session", sid, "--prompt-file", path])

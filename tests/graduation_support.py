@@ -12,7 +12,6 @@ from typing import Any
 import warm_support as ws
 
 from reconcile import db, embeddings
-from reconcile.reconcile import reconcile_doc
 from rolling_graph.config import Settings
 from rolling_graph.model import edge_key, make_edge
 from rolling_graph.project import project_root
@@ -49,8 +48,7 @@ def write_session(
 
 
 def reconcile(settings: Settings, doc: dict[str, Any]) -> None:
-    with db.connect(settings) as conn:
-        reconcile_doc(conn, settings, doc, "session-end", embedder=LEXICAL)
+    ws.reconcile(settings, doc, embedder=LEXICAL)
 
 
 def storage_session(
@@ -68,18 +66,13 @@ def storage_session(
     reconcile(settings, write_session(settings, sid, project, nodes, edges, at=at))
 
 
-def rows(settings: Settings, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    with db.connect(settings) as conn:
-        return conn.execute(sql, params).fetchall()
+rows = ws.rows
+pid_of = ws.pid_of
 
 
 def execute(settings: Settings, sql: str, *params: Any) -> None:
     with db.connect(settings) as conn:
         conn.execute(sql, params)
-
-
-def pid_of(settings: Settings, project: str) -> int:
-    return int(rows(settings, "SELECT id FROM projects WHERE root = %s", project)[0][0])
 
 
 def envelope(name: str) -> dict[str, Any]:

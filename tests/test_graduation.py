@@ -4,6 +4,7 @@ the nightly job and its time rules (archive review, the 30-day quality signal)."
 from __future__ import annotations
 
 import copy
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -20,20 +21,11 @@ pytestmark = pytest.mark.db
 T0 = datetime(2026, 11, 1, 9, tzinfo=UTC)
 
 
-@pytest.fixture(scope="module")
-def dsn() -> str:
-    ws.pg_home()
-    return ws.fresh_dsn("grad")
+dsn = ws.database("grad")
 
 
-@pytest.fixture(autouse=True)
-def _lexical(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ROLLING_GRAPH_EMBEDDER", "lexical")
-
-
-@pytest.fixture
-def settings(tmp_path: Path, dsn: str) -> Settings:
-    return ws.settings_for(tmp_path, dsn)
+_lexical = ws.lexical_embedder
+settings = ws.warm_settings
 
 
 @pytest.fixture
@@ -126,7 +118,7 @@ def test_recorded_anthropic_response_produces_the_draft(settings: Settings, proj
     assert (status, backend, model) == ("pending", "anthropic", "claude-haiku-4-5-20251001")
     assert content.startswith("The warm store uses PostgreSQL with pgvector")
     assert events == ["s3#2", "s1#2"]
-    sent = __import__("json").loads(server.bodies[0])
+    sent = json.loads(server.bodies[0])
     assert sent["model"] == settings.probe.anthropic_model
     assert sent["tool_choice"] == {"type": "tool", "name": "record_flat_memory"}
     assert "Use PostgreSQL for the warm store" in sent["messages"][0]["content"]
@@ -174,7 +166,7 @@ def test_memories_of_another_embedding_model_are_reembedded_before_comparing(set
     assert gs_.rows(settings, "SELECT duplicate_of FROM graduation_drafts WHERE project_id = %s", pid) == [(mid,)]
 
 
-def test_nightly_run_twice_creates_no_duplicates(settings: Settings, project: str, tmp_path: Path) -> None:
+def test_nightly_run_twice_creates_no_duplicates(settings: Settings, project: str) -> None:
     three_sessions(settings, project)
     first = run_nightly(settings, project)
     second = run_nightly(settings, project)

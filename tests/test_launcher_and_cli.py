@@ -91,9 +91,10 @@ def test_demo_replays_the_bundled_session_and_shows_graph_and_injections() -> No
 def test_doctor_reports_settings_state_directory_and_backends(isolated_home: Path) -> None:
     from cli.main import app
 
-    env = dict(os.environ, ROLLING_GRAPH_DSN="postgresql://127.0.0.1:1/none")
+    env = dict(os.environ, ROLLING_GRAPH_DSN="postgresql://127.0.0.1:1/none", COLUMNS="250")  # one line per check
     result = CliRunner().invoke(app, ["doctor", "--no-network"], env=env)
     assert "state directory" in result.output and str(isolated_home) in result.output
     assert "hook command" in result.output
     assert "offline" in result.output  # ROLLING_GRAPH_PROBE=offline in the tests
-    assert "warm database" in result.output
+    [warm] = [line for line in result.output.splitlines() if "warm database" in line]
+    assert "│ no │" in warm and "cannot connect to the warm graph" in warm and "check ROLLING_GRAPH_DSN" in warm

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import threading
-import types
 from pathlib import Path
 from typing import Any
 
@@ -74,20 +71,6 @@ def test_concurrent_records_lose_nothing(settings: Settings) -> None:
 # --- Selection, caps, doctor ---------------------------------------------------------
 
 
-@pytest.fixture
-def offline_module(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Use the lead's offline probe when it exists; a stand-in with the same constructor otherwise."""
-    if importlib.util.find_spec("rolling_graph.probe.offline") is not None:
-        return
-    stub = types.ModuleType("rolling_graph.probe.offline")
-
-    class OfflineProbe:
-        name = "offline"
-
-    stub.OfflineProbe = OfflineProbe  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "rolling_graph.probe.offline", stub)
-
-
 def tags_transport(reply: Reply) -> httpx.MockTransport:
     return Server(httpx, [reply]).transport()
 
@@ -102,7 +85,6 @@ def with_backend(settings: Settings, backend: str) -> Settings:
     return Settings(home=settings.home, probe=replace(settings.probe, backend=backend))
 
 
-@pytest.mark.usefixtures("offline_module")
 def test_auto_picks_anthropic_when_a_key_is_set(settings: Settings) -> None:
     backend, why = choose_backend(
         settings, new_document("s1"), env={"ANTHROPIC_API_KEY": "x"}, transport=tags_transport(refused)
@@ -110,7 +92,6 @@ def test_auto_picks_anthropic_when_a_key_is_set(settings: Settings) -> None:
     assert backend.name == "anthropic" and "ANTHROPIC_API_KEY" in why
 
 
-@pytest.mark.usefixtures("offline_module")
 def test_auto_picks_ollama_when_it_answers_with_the_model(settings: Settings) -> None:
     backend, why = choose_backend(
         settings, new_document("s1"), env={}, transport=tags_transport(envelope("ollama_tags.json"))
@@ -118,27 +99,23 @@ def test_auto_picks_ollama_when_it_answers_with_the_model(settings: Settings) ->
     assert backend.name == "ollama" and "llama3.2" in why
 
 
-@pytest.mark.usefixtures("offline_module")
 def test_auto_falls_back_offline_when_ollama_lacks_the_model(settings: Settings) -> None:
     empty = {"status": 200, "headers": {}, "body": {"models": []}}
     backend, why = choose_backend(settings, new_document("s1"), env={}, transport=tags_transport(empty))
     assert backend.name == "offline" and "ollama pull llama3.2" in why
 
 
-@pytest.mark.usefixtures("offline_module")
 def test_auto_is_offline_with_no_key_and_no_ollama(settings: Settings) -> None:
     backend, why = choose_backend(settings, new_document("s1"), env={}, transport=tags_transport(refused))
     assert backend.name == "offline" and why.startswith("auto:")
 
 
-@pytest.mark.usefixtures("offline_module")
 @pytest.mark.parametrize("forced", ["anthropic", "ollama", "offline"])
 def test_explicit_setting_forces_the_backend(settings: Settings, forced: str) -> None:
     backend, why = choose_backend(with_backend(settings, forced), new_document("s1"), env={"ANTHROPIC_API_KEY": "x"})
     assert backend.name == forced and why == f"ROLLING_GRAPH_PROBE={forced}"
 
 
-@pytest.mark.usefixtures("offline_module")
 def test_session_token_cap_switches_to_offline(settings: Settings) -> None:
     doc = new_document("s1")
     doc["counters"].update(probe_tokens_in=9_000, probe_tokens_out=1_000)
@@ -146,14 +123,12 @@ def test_session_token_cap_switches_to_offline(settings: Settings) -> None:
     assert backend.name == "offline" and is_cap_reason(why) and "this session" in why
 
 
-@pytest.mark.usefixtures("offline_module")
 def test_daily_token_cap_switches_to_offline(settings: Settings) -> None:
     usage.record(settings, "other-session", result(45_000, 5_000))
     backend, why = choose_backend(settings, new_document("s1"), env={"ANTHROPIC_API_KEY": "x"})
     assert backend.name == "offline" and is_cap_reason(why) and "today" in why
 
 
-@pytest.mark.usefixtures("offline_module")
 def test_doctor_reports_active_backend_and_reachability(settings: Settings) -> None:
     def route(request: httpx.Request) -> httpx.Response:
         if request.url.path == "/api/tags":

@@ -20,10 +20,7 @@ pytestmark = pytest.mark.db
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
-@pytest.fixture(scope="module")
-def dsn() -> str:
-    ws.pg_home()
-    return ws.fresh_dsn("cli")
+dsn = ws.database("cli")
 
 
 @pytest.fixture

@@ -18,10 +18,7 @@ pytestmark = pytest.mark.db
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
-@pytest.fixture(scope="module")
-def dsn() -> str:
-    ws.pg_home()
-    return ws.fresh_dsn("read")
+dsn = ws.database("read")
 
 
 @pytest.fixture

@@ -5,44 +5,26 @@ from __future__ import annotations
 import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 import warm_support as ws
 from psycopg.sql import SQL as psycopg_sql  # noqa: N811
 
 from reconcile import db, embeddings, migrate, pull, snapshot
-from reconcile.reconcile import reconcile_doc
 
 pytestmark = pytest.mark.db
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
-@pytest.fixture(scope="module")
-def dsn() -> str:
-    ws.pg_home()
-    return ws.fresh_dsn("rec")
+dsn = ws.database("rec")
+_lexical = ws.lexical_embedder
+settings = ws.warm_settings
+project = ws.project_in_tmp
 
 
-@pytest.fixture(autouse=True)
-def _lexical(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ROLLING_GRAPH_EMBEDDER", "lexical")
-
-
-@pytest.fixture
-def settings(tmp_path: Path, dsn: str):  # type: ignore[no-untyped-def]
-    return ws.settings_for(tmp_path, dsn)
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> str:
-    return str(tmp_path / "proj")  # a fresh project per test isolates it inside the module's database
-
-
-def rows(settings, sql: str, *params: Any) -> list[tuple]:  # type: ignore[no-untyped-def]
-    with db.connect(settings) as conn:
-        return conn.execute(sql, params).fetchall()
+rows = ws.rows
+reconcile = ws.reconcile
 
 
 def warm_nodes(settings, project: str) -> dict[str, tuple]:  # type: ignore[no-untyped-def]
@@ -50,11 +32,6 @@ def warm_nodes(settings, project: str) -> dict[str, tuple]:  # type: ignore[no-u
         r[0]: r[1:]
         for r in rows(settings, "SELECT n.id, n.weight, n.session_count FROM nodes n JOIN projects p ON p.id = n.project_id WHERE p.root = %s", project)
     }
-
-
-def reconcile(settings, doc: dict, trigger: str = "session-end"):  # type: ignore[no-untyped-def]
-    with db.connect(settings) as conn:
-        return reconcile_doc(conn, settings, doc, trigger)
 
 
 def test_migrations_apply_from_empty_and_rerun_as_no_op() -> None:

@@ -27,10 +27,7 @@ CLOSED_PORT_DSN = "postgresql://postgres@127.0.0.1:9/nothing?connect_timeout=2"
 REPO = Path(__file__).resolve().parents[1]
 
 
-@pytest.fixture(scope="module")
-def dsn() -> str:
-    ws.pg_home()
-    return ws.fresh_dsn("rcv")
+dsn = ws.database("rcv")
 
 
 def worker(home: Path, dsn: str, *args: str, extra_env: dict[str, str] | None = None) -> subprocess.Popen[str]:
@@ -95,10 +92,7 @@ def test_killed_reconcile_leaves_the_warm_graph_as_before(tmp_path: Path, dsn: s
         # wait until both its transactions hold their writes: the merge (sleeping), and the
         # vectors inserted alongside it (waiting for the merge on the project's advisory lock)
         while time.monotonic() < deadline:
-            busy = conn.execute(
-                "SELECT count(*) FILTER (WHERE state = 'idle in transaction')"
-                " + count(*) FILTER (WHERE wait_event_type = 'Lock' AND wait_event = 'advisory') "
-                "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchone()[0]
+            busy = ws.open_transactions(conn)
             if busy >= 2:
                 break
             time.sleep(0.05)

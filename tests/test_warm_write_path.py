@@ -15,37 +15,20 @@ import pytest
 import warm_support as ws
 
 from reconcile import db, embed_alongside, embeddings, merge, migrate, upsert
-from reconcile.reconcile import SLEEP_IN_TX_ENV, reconcile_doc
+from reconcile.reconcile import SLEEP_IN_TX_ENV
 
 pytestmark = pytest.mark.db
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
-@pytest.fixture(scope="module")
-def dsn() -> str:
-    ws.pg_home()
-    return ws.fresh_dsn("wp")
+dsn = ws.database("wp")
+_lexical = ws.lexical_embedder
+settings = ws.warm_settings
+project = ws.project_in_tmp
 
 
-@pytest.fixture(autouse=True)
-def _lexical(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ROLLING_GRAPH_EMBEDDER", "lexical")
-
-
-@pytest.fixture
-def settings(tmp_path: Path, dsn: str):  # type: ignore[no-untyped-def]
-    return ws.settings_for(tmp_path, dsn)
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> str:
-    return str(tmp_path / "proj")
-
-
-def reconcile(settings, doc: dict[str, Any], **kw: Any):  # type: ignore[no-untyped-def]
-    with db.connect(settings) as conn:
-        return reconcile_doc(conn, settings, doc, "session-end", **kw)
+reconcile = ws.reconcile
 
 
 def vectors(settings, project: str) -> dict[str, tuple[str, str]]:  # type: ignore[no-untyped-def]
@@ -67,16 +50,6 @@ def counts(settings, project: str) -> tuple[int, int]:  # type: ignore[no-untype
 def three_nodes(session: str, project: str, seq: int = 1, at: datetime = T0) -> dict[str, Any]:
     nodes = [ws.node("Stripe webhooks", 0.8, at=at), ws.node("Retry queue", 0.6, at=at), ws.node("Idempotency keys", 0.4, at=at)]
     return ws.hot_doc(session, project, nodes, [("stripe-webhooks", "depends_on", "retry-queue", 0.7)], at=at, seq=seq)
-
-
-def open_transactions(conn) -> int:  # type: ignore[no-untyped-def]
-    """1 for the merge sleeping in its transaction, +1 for the vector transaction waiting on
-    the project's advisory lock with its rows inserted."""
-    row = conn.execute(
-        "SELECT count(*) FILTER (WHERE state = 'idle in transaction'),"
-        " count(*) FILTER (WHERE wait_event_type = 'Lock' AND wait_event = 'advisory') "
-        "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchone()
-    return int(row[0]) + int(row[1])
 
 
 def embed_threads() -> list[threading.Thread]:
@@ -104,7 +77,7 @@ def test_no_vector_is_visible_before_the_merge_commits(settings, project, monkey
     with db.connect(settings, autocommit=True) as conn:
         deadline = time.monotonic() + 1.2
         while time.monotonic() < deadline and worker.is_alive():
-            seen_open = max(seen_open, open_transactions(conn))
+            seen_open = max(seen_open, ws.open_transactions(conn))
             assert counts(settings, project) == (0, 0)  # neither the nodes nor their vectors yet
             time.sleep(0.1)
     worker.join(timeout=30)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+import pytest
 
 from reconcile import server
 from rolling_graph.config import Settings
@@ -48,6 +49,35 @@ def settings_for(home: Path, dsn: str | None) -> Settings:
     return Settings(home=home, dsn=dsn)
 
 
+# -- fixtures a warm test module binds to its own names, e.g. ``dsn = ws.database("rec")`` --
+def database(prefix: str) -> Any:
+    """A module-scoped ``dsn`` fixture: one fresh database per test module."""
+
+    @pytest.fixture(scope="module")
+    def dsn() -> str:
+        pg_home()
+        return fresh_dsn(prefix)
+
+    return dsn
+
+
+@pytest.fixture(autouse=True)
+def lexical_embedder(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Embed with the offline lexical model (no Ollama here)."""
+    monkeypatch.setenv("ROLLING_GRAPH_EMBEDDER", "lexical")
+
+
+@pytest.fixture
+def warm_settings(tmp_path: Path, dsn: str) -> Settings:
+    return settings_for(tmp_path, dsn)
+
+
+@pytest.fixture
+def project_in_tmp(tmp_path: Path) -> str:
+    """A fresh project per test isolates it inside the module's database."""
+    return str(tmp_path / "proj")
+
+
 def node(label: str, weight: float = 0.5, *, at: datetime, domain: str = "technical", kind: str = "concept", **kw: Any) -> dict[str, Any]:
     return dict(make_node(label, domain, kind, weight=weight, now=at, **kw))
 
@@ -69,6 +99,36 @@ def hot_doc(
     doc["journal_seq"] = seq
     doc["updated_at"] = iso(at)
     return doc
+
+
+def reconcile(settings: Settings, doc: dict[str, Any], trigger: str = "session-end", **kw: Any) -> Any:
+    """Reconcile ``doc`` on a connection of its own (``kw``: :func:`reconcile_doc` options)."""
+    from reconcile import db
+    from reconcile.reconcile import reconcile_doc
+
+    with db.connect(settings) as conn:
+        return reconcile_doc(conn, settings, doc, trigger, **kw)
+
+
+def rows(settings: Settings, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+    from reconcile import db
+
+    with db.connect(settings) as conn:
+        return conn.execute(sql, params).fetchall()
+
+
+def pid_of(settings: Settings, project: str) -> int:
+    return int(rows(settings, "SELECT id FROM projects WHERE root = %s", project)[0][0])
+
+
+def open_transactions(conn: Any) -> int:
+    """Other backends of this database holding a transaction open: idle in it, or waiting
+    on an advisory lock (the vectors inserted alongside a merge wait for it that way)."""
+    row = conn.execute(
+        "SELECT count(*) FILTER (WHERE state = 'idle in transaction'),"
+        " count(*) FILTER (WHERE wait_event_type = 'Lock' AND wait_event = 'advisory') "
+        "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchone()
+    return int(row[0]) + int(row[1])
 
 
 def write_sidecar(home: Path, doc: dict[str, Any]) -> Path:

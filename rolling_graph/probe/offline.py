@@ -246,14 +246,9 @@ def _tool(p: _Proposal, event: dict[str, Any], state: dict[str, Any]) -> None:
         for path in paths[:2]:
             p.node(_file_label(path), "technical", "file")
     if event.get("error"):
-        line = next(
-            (
-                ln.strip()
-                for ln in text.splitlines()
-                if any(m in ln for m in ("Error", "error:", "FAILED", "Exception", "fatal:", "panicked"))
-            ),
-            "",
-        )
+        from ..gate import first_error_line
+
+        line = first_error_line(text)
         if line:
             eid = p.node(line[:100], "technical", "error")
             p.edge(eid, "blocks", topic, 0.6)

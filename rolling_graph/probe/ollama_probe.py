@@ -35,7 +35,6 @@ class OllamaProbe(ModelProbe):
     """A :class:`~rolling_graph.probe.base.ProbeBackend` backed by Ollama's ``/api/chat``."""
 
     name = "ollama"
-    default_attempts = 2
 
     def model_name(self, settings: Settings) -> str:
         return settings.probe.ollama_model

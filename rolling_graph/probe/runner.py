@@ -178,11 +178,10 @@ def _wait_for_running_probe(settings: Settings, sid: str, timeout_s: float = 60.
         time.sleep(0.2)
 
 
-def run_followup(settings: Settings, sid: str, extra: list[str]) -> None:
+def run_followup(settings: Settings, sid: str, trigger: str) -> None:
     """After a flush (PreCompact, SessionEnd): reconcile the session into the warm graph."""
-    if "--reconcile" not in extra or not settings.warm:
+    if not settings.warm:
         return
-    trigger = extra[extra.index("--reconcile") + 1]
     from reconcile.worker import main as worker_main
 
     worker_main(["reconcile", "--session", sid, "--trigger", trigger])
@@ -207,8 +206,8 @@ def main(argv: list[str] | None = None) -> int:
         run_probe(settings, args.session)
         if args.reconcile:
             _wait_for_running_probe(settings, args.session)
-            run_probe(settings, args.session)  # anything that arrived meanwhile
-            run_followup(settings, args.session, ["--reconcile", args.reconcile])
+            run_probe(settings, args.session)  # anything that arrived while another probe held the lock
+            run_followup(settings, args.session, args.reconcile)
     except ConfigError as exc:
         print(f"rolling-graph probe: {exc}", file=sys.stderr)
         return 1
