@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from cli.eval import register
+from rolling_graph.cli.eval import register
 
 
 def main() -> None:

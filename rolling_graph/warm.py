@@ -33,7 +33,7 @@ def read_resume_snapshot(settings: Settings, project: str | None) -> dict[str, A
     """The resume snapshot of the session's project (a file; no database)."""
     if not project:
         return None
-    from reconcile.snapshot import read_snapshot
+    from rolling_graph.reconcile.snapshot import read_snapshot
 
     return read_snapshot(settings.home_dir, project)
 
@@ -41,7 +41,7 @@ def read_resume_snapshot(settings: Settings, project: str | None) -> dict[str, A
 def merge_snapshot(store: SidecarStore, doc: dict[str, Any], snapshot: dict[str, Any], now: datetime) -> bool:
     """Bring the project's top warm branches into ``doc`` (held in a transaction); journaled.
     Returns whether anything was added."""
-    from reconcile.snapshot import snapshot_ops
+    from rolling_graph.reconcile.snapshot import snapshot_ops
 
     ops = snapshot_ops(doc, snapshot, now)
     if ops:
@@ -95,13 +95,13 @@ def spawn_worker(settings: Settings, args: list[str]) -> None:
     if not settings.warm:
         return
     env = dict(os.environ, ROLLING_GRAPH_HOME=settings.home_dir)
-    spawn_later("reconcile.worker", args, os.path.join(settings.home_dir, "logs", "reconcile.log"), env)
+    spawn_later("rolling_graph.reconcile.worker", args, os.path.join(settings.home_dir, "logs", "rolling_graph.reconcile.log"), env)
 
 
 def has_snapshot(settings: Settings, project: str | None) -> bool:
     if not project:
         return False
-    from reconcile.snapshot import snapshot_file
+    from rolling_graph.reconcile.snapshot import snapshot_file
 
     return os.path.exists(snapshot_file(settings.home_dir, project))
 

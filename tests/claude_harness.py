@@ -172,7 +172,7 @@ class Sandbox:
         if not (self.rg_home / "pg").exists():
             return
         try:
-            from reconcile import server
+            from rolling_graph.reconcile import server
 
             server.stop(self.rg_home)
         except Exception:  # noqa: BLE001 - best effort in teardown

@@ -11,7 +11,7 @@ from typing import Any
 
 import warm_support as ws
 
-from reconcile import db, embeddings
+from rolling_graph.reconcile import db, embeddings
 from rolling_graph.config import Settings
 from rolling_graph.model import edge_key, make_edge
 from rolling_graph.project import project_root

@@ -141,13 +141,13 @@ def small_session(settings: Settings, sid: str, project: str, labels: list[str],
 
 
 def inspect_app() -> typer.Typer:
-    """The ``rgraph`` app, or (until cli/main.py exists) a local one with our commands."""
+    """The ``rgraph`` app, or (until rolling_graph/cli/main.py exists) a local one with our commands."""
     try:
-        from cli.main import app
+        from rolling_graph.cli.main import app
 
         return app
     except ImportError:
-        from cli import show, stats, view
+        from rolling_graph.cli import show, stats, view
 
         app = typer.Typer()
         for module in (show, stats, view):

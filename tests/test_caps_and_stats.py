@@ -39,7 +39,7 @@ def test_stats_lists_each_probe_with_why_it_fired(isolated_home: Path) -> None:
     handle_event("session-start", {"session_id": SID, "cwd": "/tmp/app", "source": "startup"})
     handle_event("user-prompt-submit", prompt_payload(SID, "Let's go with Redis for the cache."))
     handle_event("user-prompt-submit", prompt_payload(SID, "Actually, not Redis. Use Memcached instead."))
-    from cli import stats
+    from rolling_graph.cli import stats
 
     app = typer.Typer()
     stats.register(app)

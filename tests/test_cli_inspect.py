@@ -12,8 +12,8 @@ import pytest
 from inspect_builders import HOSTILE_LABEL, inspect_app, settings_for, small_session, storage_session
 from typer.testing import CliRunner
 
-from cli.render_formats import to_dot, to_mermaid
-from cli.render_views import clean, provenance, weight_bar
+from rolling_graph.cli.render_formats import to_dot, to_mermaid
+from rolling_graph.cli.render_views import clean, provenance, weight_bar
 from rolling_graph.journal import read_journal
 from rolling_graph.sidecar import SidecarStore
 
@@ -127,7 +127,7 @@ def test_dot_escapes_quotes_and_newlines_in_labels() -> None:
 
 
 def test_show_warm_uses_the_reconcile_reader(storage: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = types.ModuleType("reconcile.read")
+    fake = types.ModuleType("rolling_graph.reconcile.read")
     seen: list[str] = []
 
     def warm_document(settings: object, project_root: str) -> dict[str, object]:
@@ -140,7 +140,7 @@ def test_show_warm_uses_the_reconcile_reader(storage: str, monkeypatch: pytest.M
         }
 
     fake.warm_document = warm_document  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "reconcile.read", fake)
+    monkeypatch.setitem(sys.modules, "rolling_graph.reconcile.read", fake)
     code, out = run("show", "--warm")
     assert code == 0
     assert f"Warm graph · {os.getcwd()}" in out and "PostgreSQL warm" in out
@@ -148,10 +148,10 @@ def test_show_warm_uses_the_reconcile_reader(storage: str, monkeypatch: pytest.M
 
 
 def test_show_warm_without_reader_says_what_is_missing(storage: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "reconcile.read", None)
+    monkeypatch.setitem(sys.modules, "rolling_graph.reconcile.read", None)
     code, out = run("show", "--warm")
     assert code == 1
-    assert "warm graph reader (reconcile.read.warm_document) is not available" in out
+    assert "warm graph reader (rolling_graph.reconcile.read.warm_document) is not available" in out
     assert "no resume snapshot yet" in out
 
 
@@ -306,9 +306,9 @@ def test_clean_and_bars_bound_untrusted_text() -> None:
 def test_show_warm_falls_back_to_the_projects_resume_snapshot(
     storage: str, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from reconcile.snapshot import write_snapshot
+    from rolling_graph.reconcile.snapshot import write_snapshot
 
-    monkeypatch.setitem(sys.modules, "reconcile.read", None)
+    monkeypatch.setitem(sys.modules, "rolling_graph.reconcile.read", None)
     nodes = [
         {
             "id": "warm-pg",
@@ -328,7 +328,7 @@ def test_show_warm_falls_back_to_the_projects_resume_snapshot(
 
 
 def test_pulled_node_counts_as_useful_only_once_touched_after_the_pull() -> None:
-    from cli.stats import session_stats
+    from rolling_graph.cli.stats import session_stats
 
     pulled = {
         "label": "Pulled",

@@ -13,7 +13,7 @@ import pytest
 import warm_support as ws
 from freezegun import freeze_time
 
-from reconcile import db, draft_backends, drafts, graduation, nightly, review, seed
+from rolling_graph.reconcile import db, draft_backends, drafts, graduation, nightly, review, seed
 from rolling_graph.config import Settings
 
 pytestmark = pytest.mark.db

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconcile import review, seed
+from rolling_graph.reconcile import review, seed
 
 texts = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="<>\u2028\u2029\x85"),
                 min_size=1, max_size=80).filter(lambda t: t.strip())

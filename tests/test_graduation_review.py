@@ -14,7 +14,7 @@ import warm_support as ws
 from freezegun import freeze_time
 from typer.testing import CliRunner
 
-from reconcile import graduation_cli, review
+from rolling_graph.reconcile import graduation_cli, review
 from rolling_graph.config import Settings
 
 pytestmark = pytest.mark.db

@@ -79,7 +79,7 @@ def test_the_bootstrap_script_refuses_to_run_twice_at_once(tmp_path: Path) -> No
 
 
 def test_demo_replays_the_bundled_session_and_shows_graph_and_injections() -> None:
-    from cli.main import app
+    from rolling_graph.cli.main import app
 
     result = CliRunner().invoke(app, ["demo"])
     assert result.exit_code == 0, result.output
@@ -89,7 +89,7 @@ def test_demo_replays_the_bundled_session_and_shows_graph_and_injections() -> No
 
 
 def test_doctor_reports_settings_state_directory_and_backends(isolated_home: Path) -> None:
-    from cli.main import app
+    from rolling_graph.cli.main import app
 
     env = dict(os.environ, ROLLING_GRAPH_DSN="postgresql://127.0.0.1:1/none", COLUMNS="250")  # one line per check
     result = CliRunner().invoke(app, ["doctor", "--no-network"], env=env)

@@ -189,7 +189,7 @@ def test_subprocess_replay_builds_the_same_graph_as_in_process(tmp_path: Path) -
 
 
 def test_replay_command_prints_a_json_summary(tmp_path: Path) -> None:
-    from cli.replay import register
+    from rolling_graph.cli.replay import register
 
     app = typer.Typer()
     register(app)
@@ -201,7 +201,7 @@ def test_replay_command_prints_a_json_summary(tmp_path: Path) -> None:
 
 
 def test_replay_command_refuses_a_missing_file(tmp_path: Path) -> None:
-    from cli.replay import register
+    from rolling_graph.cli.replay import register
 
     app = typer.Typer()
     register(app)
@@ -211,7 +211,7 @@ def test_replay_command_refuses_a_missing_file(tmp_path: Path) -> None:
 
 
 def test_eval_command_reports_project_and_baselines(tmp_path: Path) -> None:
-    from cli.eval import register
+    from rolling_graph.cli.eval import register
 
     app = typer.Typer()
     register(app)

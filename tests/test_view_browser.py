@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from inspect_builders import HOSTILE_LABEL, settings_for, storage_session
 
-from cli.sessions import load_document, load_journal
-from cli.view_html import DOMAIN_COLORS, render_html
+from rolling_graph.cli.sessions import load_document, load_journal
+from rolling_graph.cli.view_html import DOMAIN_COLORS, render_html
 from rolling_graph.model import make_node
 
 pytestmark = pytest.mark.browser

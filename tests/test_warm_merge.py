@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reconcile import merge, rank, snapshot
+from rolling_graph.reconcile import merge, rank, snapshot
 from rolling_graph.model import make_node, new_document
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -179,6 +179,6 @@ def test_snapshot_module_imports_only_stdlib_and_light_modules() -> None:
     import subprocess
     import sys
 
-    code = "import sys, reconcile.snapshot; bad = {'psycopg','pydantic','httpx','typer','rich','anthropic','ollama'} & set(sys.modules); print(sorted(bad))"
+    code = "import sys, rolling_graph.reconcile.snapshot; bad = {'psycopg','pydantic','httpx','typer','rich','anthropic','ollama'} & set(sys.modules); print(sorted(bad))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"

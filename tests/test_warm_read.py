@@ -10,9 +10,9 @@ import typer
 import warm_support as ws
 from typer.testing import CliRunner
 
-from reconcile import db
-from reconcile.read import warm_document
-from reconcile.reconcile import reconcile_doc
+from rolling_graph.reconcile import db
+from rolling_graph.reconcile.read import warm_document
+from rolling_graph.reconcile.reconcile import reconcile_doc
 
 pytestmark = pytest.mark.db
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -54,7 +54,7 @@ def test_rgraph_show_warm_prints_the_projects_warm_graph(settings, tmp_path: Pat
     doc = ws.hot_doc("s2", str(project), [ws.node("Use Redis streams", 0.9, at=T0, kind="decision")], at=T0)
     with db.connect(settings) as conn:
         reconcile_doc(conn, settings, doc, "session-end")
-    from cli import show
+    from rolling_graph.cli import show
 
     app = typer.Typer()
     show.register(app)

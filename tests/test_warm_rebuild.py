@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import warm_support as ws
 
-from reconcile import db
-from reconcile.recover import recover
+from rolling_graph.reconcile import db
+from rolling_graph.reconcile.recover import recover
 
 pytestmark = pytest.mark.db
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts" / "reversals.jsonl"

@@ -10,7 +10,7 @@ import pytest
 import warm_support as ws
 from psycopg.sql import SQL as psycopg_sql  # noqa: N811
 
-from reconcile import db, embeddings, migrate, pull, snapshot
+from rolling_graph.reconcile import db, embeddings, migrate, pull, snapshot
 
 pytestmark = pytest.mark.db
 
@@ -234,7 +234,7 @@ def test_prompt_pull_brings_back_the_matching_branch(settings, project) -> None:
 def test_status_reports_the_database_in_use(settings) -> None:  # type: ignore[no-untyped-def]
     info = db.status(settings)
     assert info["ok"] and info["kind"] == "external" and info["pgvector"]
-    from reconcile.cli import doctor_report
+    from rolling_graph.reconcile.cli import doctor_report
 
     checks = doctor_report(settings, deep=True)
     names = [c[0] for c in checks]

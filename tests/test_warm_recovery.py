@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 import warm_support as ws
 
-from reconcile import db, recover, server
-from reconcile.reconcile import SLEEP_IN_TX_ENV
+from rolling_graph.reconcile import db, recover, server
+from rolling_graph.reconcile.reconcile import SLEEP_IN_TX_ENV
 
 pytestmark = pytest.mark.db
 
@@ -33,7 +33,7 @@ dsn = ws.database("rcv")
 def worker(home: Path, dsn: str, *args: str, extra_env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     env = dict(os.environ, ROLLING_GRAPH_HOME=str(home), ROLLING_GRAPH_DSN=dsn, ROLLING_GRAPH_EMBEDDER="lexical",
                **(extra_env or {}))
-    return subprocess.Popen([sys.executable, "-m", "reconcile.worker", *args], env=env, cwd=REPO,
+    return subprocess.Popen([sys.executable, "-m", "rolling_graph.reconcile.worker", *args], env=env, cwd=REPO,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -137,7 +137,7 @@ def test_recover_lists_recent_transcripts_without_a_sidecar(tmp_path: Path) -> N
 
 def test_two_processes_starting_the_embedded_server_both_succeed() -> None:
     home = Path(tempfile.mkdtemp(prefix="rgst-", dir="/tmp"))
-    code = "import sys; from pathlib import Path; from reconcile import server; print(server.ensure_running(Path(sys.argv[1])))"
+    code = "import sys; from pathlib import Path; from rolling_graph.reconcile import server; print(server.ensure_running(Path(sys.argv[1])))"
     try:
         procs = [subprocess.Popen([sys.executable, "-c", code, str(home)], cwd=REPO, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True) for _ in range(2)]

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 import warm_support as ws
 
-from reconcile import db, embed_alongside, embeddings, merge, migrate, upsert
-from reconcile.reconcile import SLEEP_IN_TX_ENV
+from rolling_graph.reconcile import db, embed_alongside, embeddings, merge, migrate, upsert
+from rolling_graph.reconcile.reconcile import SLEEP_IN_TX_ENV
 
 pytestmark = pytest.mark.db
 

@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from reconcile import server
+from rolling_graph.reconcile import server
 from rolling_graph.config import Settings
 from rolling_graph.model import edge_key, iso, make_edge, make_node, new_document
 
@@ -103,15 +103,15 @@ def hot_doc(
 
 def reconcile(settings: Settings, doc: dict[str, Any], trigger: str = "session-end", **kw: Any) -> Any:
     """Reconcile ``doc`` on a connection of its own (``kw``: :func:`reconcile_doc` options)."""
-    from reconcile import db
-    from reconcile.reconcile import reconcile_doc
+    from rolling_graph.reconcile import db
+    from rolling_graph.reconcile.reconcile import reconcile_doc
 
     with db.connect(settings) as conn:
         return reconcile_doc(conn, settings, doc, trigger, **kw)
 
 
 def rows(settings: Settings, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    from reconcile import db
+    from rolling_graph.reconcile import db
 
     with db.connect(settings) as conn:
         return conn.execute(sql, params).fetchall()

@@ -182,7 +182,7 @@ def run_followup(settings: Settings, sid: str, trigger: str) -> None:
     """After a flush (PreCompact, SessionEnd): reconcile the session into the warm graph."""
     if not settings.warm:
         return
-    from reconcile.worker import main as worker_main
+    from rolling_graph.reconcile.worker import main as worker_main
 
     worker_main(["reconcile", "--session", sid, "--trigger", trigger])
 

@@ -30,7 +30,7 @@ app = typer.Typer(
 
 
 #: Modules that add commands through ``register(app)``, in help order.
-COMMAND_MODULES = ("cli.replay", "cli.show", "cli.stats", "cli.view", "cli.eval", "reconcile.cli", "reconcile.graduation_cli")
+COMMAND_MODULES = ("rolling_graph.cli.replay", "rolling_graph.cli.show", "rolling_graph.cli.stats", "rolling_graph.cli.view", "rolling_graph.cli.eval", "rolling_graph.reconcile.cli", "rolling_graph.reconcile.graduation_cli")
 
 
 def _register_all() -> None:
@@ -57,8 +57,8 @@ def demo(
     Runs offline (no model, no database) in a throw-away state directory: your own
     sessions are not touched.
     """
-    from cli.render_views import render_text
-    from cli.replay import render_summary
+    from rolling_graph.cli.render_views import render_text
+    from rolling_graph.cli.replay import render_summary
     from rolling_graph.replay import ReplayOptions, replay
 
     console = Console()
@@ -128,7 +128,7 @@ def doctor(
     from rolling_graph.probe.select import probe_doctor
 
     rows += probe_doctor(settings, check_network=network)
-    from reconcile.cli import doctor_report
+    from rolling_graph.reconcile.cli import doctor_report
 
     rows += doctor_report(settings, deep=deep)
     table = Table(title="rgraph doctor", title_justify="left")

@@ -3,7 +3,7 @@
 -- 100,000-vector index took 1.9-4.0 s with the old parameters and 0.7-1.2 s with these,
 -- for a measured recall@10 of 0.98 instead of 0.99 at the ef_search the pull uses
 -- (bench/bench_reconcile.py; reconcile.embeddings.HNSW_M). Keep in step with
--- reconcile/embeddings.py, which builds new models' indexes with the same parameters.
+-- rolling_graph/reconcile/embeddings.py, which builds new models' indexes with the same parameters.
 
 SET LOCAL maintenance_work_mem = '256MB';
 

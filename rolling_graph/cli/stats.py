@@ -20,8 +20,8 @@ from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
-from cli.render_views import clean, edges_of, nodes_of
-from cli.sessions import InspectError, list_sessions, load_document, load_journal, resolve_session, settings_or_error
+from rolling_graph.cli.render_views import clean, edges_of, nodes_of
+from rolling_graph.cli.sessions import InspectError, list_sessions, load_document, load_journal, resolve_session, settings_or_error
 from rolling_graph.config import Settings
 from rolling_graph.model import DOMAINS, parse_iso
 
@@ -261,9 +261,9 @@ def estimated_cost(settings: Settings, stats: dict[str, Any], recorded: dict[str
 
 
 def graduation_outcomes(settings: Settings) -> dict[str, Any] | None:
-    """Counts from ``reconcile.graduation.outcomes(settings)`` once graduation exists."""
+    """Counts from ``rolling_graph.reconcile.graduation.outcomes(settings)`` once graduation exists."""
     try:
-        from reconcile.graduation import outcomes
+        from rolling_graph.reconcile.graduation import outcomes
     except ImportError:
         return None
     try:
@@ -330,7 +330,7 @@ def do_stats(
     out: Console | None = None,
     fallback_when_missing: bool = False,
 ) -> None:
-    from cli.show import console
+    from rolling_graph.cli.show import console
 
     out = out or console()
     if all_sessions:
@@ -368,7 +368,7 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     ) -> None:
         """Telemetry: events, gate firings, probes and cost, injected tokens, graph shape, useful pulls."""
-        from cli.show import fail
+        from rolling_graph.cli.show import fail
 
         try:
             do_stats(settings_or_error(), session, all_sessions=all_sessions, as_json=as_json)

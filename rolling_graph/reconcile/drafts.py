@@ -4,7 +4,7 @@ The draft is written from the node, its neighbourhood and its provenance: the se
 appeared in and the journal entries (``$ROLLING_GRAPH_HOME/sessions/<sid>.journal.jsonl``)
 whose operations touched it, cited as ``"<session>#<seq>"``. Backends: Anthropic (official
 SDK, ``settings.probe.anthropic_model``), Ollama (official client), or an offline template;
-chosen by the probe's own logic (see :mod:`reconcile.draft_backends`).
+chosen by the probe's own logic (see :mod:`rolling_graph.reconcile.draft_backends`).
 
 Grounding rules (:func:`grounding_problems`): a draft cites at least one of the node's
 sessions and, when the node has journaled events, at least one of them, and cites nothing
@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from reconcile import embeddings
-from reconcile.graduation import DEFAULT, MEMORY_KINDS, GraduationSettings
+from rolling_graph.reconcile import embeddings
+from rolling_graph.reconcile.graduation import DEFAULT, MEMORY_KINDS, GraduationSettings
 from rolling_graph.config import Settings
 from rolling_graph.model import utcnow
 from rolling_graph.redact import redact

@@ -1,6 +1,6 @@
 """Model backends that draft flat memories: Anthropic (official SDK), Ollama (official client).
 
-The offline template lives in :mod:`reconcile.drafts` (it is also the fallback for any
+The offline template lives in :mod:`rolling_graph.reconcile.drafts` (it is also the fallback for any
 model draft that fails or breaks the grounding rules). Which backend drafts follows the
 probe's choice exactly — same ``ROLLING_GRAPH_PROBE`` setting, same token caps — through
 :func:`rolling_graph.probe.select.choose_backend`. SDKs are imported inside functions.
@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from reconcile.drafts import Draft, Drafter, DraftFailed, NodeContext, TemplateDrafter, memory_kind
-from reconcile.graduation import MEMORY_KINDS
+from rolling_graph.reconcile.drafts import Draft, Drafter, DraftFailed, NodeContext, TemplateDrafter, memory_kind
+from rolling_graph.reconcile.graduation import MEMORY_KINDS
 from rolling_graph.config import Settings
 
 TOOL_NAME = "record_flat_memory"

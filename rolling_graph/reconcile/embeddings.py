@@ -153,7 +153,7 @@ def store(conn: Any, project_id: int, model: str, dim: int, rows: Sequence[tuple
     writers of the same rows then lock them in the same order).
 
     Vectors travel in pgvector's binary format (``conn`` must have ``register_vector``, as
-    :func:`reconcile.db.connect` does): 4x cheaper to build than text literals, and the
+    :func:`rolling_graph.reconcile.db.connect` does): 4x cheaper to build than text literals, and the
     server stores the exact float32 values instead of 6-digit decimals.
     """
     if not rows:

@@ -14,7 +14,7 @@ from typing import Any
 import psycopg
 from pgvector.psycopg import register_vector
 
-from reconcile import migrate, server
+from rolling_graph.reconcile import migrate, server
 from rolling_graph.config import Settings
 
 #: Seconds to wait for an external server before calling it unreachable.

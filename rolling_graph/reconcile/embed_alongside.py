@@ -8,10 +8,10 @@ commits after the merge commits and rolls back when the merge does not (it waits
 project's advisory lock, so the server sees the wait). The vectors' foreign key to their nodes is checked at that commit (``SET CONSTRAINTS … DEFERRED``,
 migration 004), when the merge's new nodes exist; so no crash can leave a vector without
 its node, and vectors a crash loses are embedded again by ``rgraph recover``
-(:func:`reconcile.embeddings.fill_missing`).
+(:func:`rolling_graph.reconcile.embeddings.fill_missing`).
 
 If the second connection cannot be opened, or embedding fails, the caller embeds after
-the merge on its own connection, as before (:func:`reconcile.reconcile.embed_nodes`).
+the merge on its own connection, as before (:func:`rolling_graph.reconcile.reconcile.embed_nodes`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from reconcile import embeddings
+from rolling_graph.reconcile import embeddings
 
 
 class _MergeDidNotCommit(Exception):
@@ -110,7 +110,7 @@ class EmbedAlongside:
         import psycopg
         from pgvector.psycopg import register_vector
 
-        from reconcile.upsert import PROJECT_LOCK
+        from rolling_graph.reconcile.upsert import PROJECT_LOCK
 
         root, session_id, seq = self._merge
         try:

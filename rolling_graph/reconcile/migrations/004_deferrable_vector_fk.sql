@@ -1,5 +1,5 @@
 -- A reconcile inserts its nodes' vectors on a second connection while the merge's
--- transaction is still open (reconcile/embed_alongside.py); that transaction defers the
+-- transaction is still open (rolling_graph/reconcile/embed_alongside.py); that transaction defers the
 -- vectors' foreign key to its commit, which comes after the merge's commit. Every other
 -- writer keeps the immediate check (INITIALLY IMMEDIATE).
 

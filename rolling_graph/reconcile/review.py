@@ -24,8 +24,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from reconcile import drafts, embeddings, seed
-from reconcile.graduation import DEFAULT, MEMORY_KINDS, GraduationSettings, node_hash
+from rolling_graph.reconcile import drafts, embeddings, seed
+from rolling_graph.reconcile.graduation import DEFAULT, MEMORY_KINDS, GraduationSettings, node_hash
 from rolling_graph.atomic import write_atomic
 from rolling_graph.config import Settings
 from rolling_graph.model import utcnow

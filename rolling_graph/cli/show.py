@@ -1,7 +1,7 @@
 """``rgraph show``, ``rgraph why``, ``rgraph expand`` and ``rgraph slash`` (the ``/graph`` command).
 
-Thin shell: resolve the session, load the document and journal (:mod:`cli.sessions`),
-hand them to the pure renderers (:mod:`cli.render_views`, :mod:`cli.render_formats`), print.
+Thin shell: resolve the session, load the document and journal (:mod:`rolling_graph.cli.sessions`),
+hand them to the pure renderers (:mod:`rolling_graph.cli.render_views`, :mod:`rolling_graph.cli.render_formats`), print.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
-from cli.render_formats import to_dot, to_json, to_mermaid
-from cli.render_views import (
+from rolling_graph.cli.render_formats import to_dot, to_json, to_mermaid
+from rolling_graph.cli.render_views import (
     provenance,
     render_branch,
     render_provenance,
@@ -26,7 +26,7 @@ from cli.render_views import (
     subdocument,
     suggestions,
 )
-from cli.sessions import InspectError, ResolvedSession, load_document, load_journal, resolve_session, settings_or_error
+from rolling_graph.cli.sessions import InspectError, ResolvedSession, load_document, load_journal, resolve_session, settings_or_error
 from rolling_graph.config import Settings
 from rolling_graph.project import project_root
 
@@ -92,12 +92,12 @@ def snapshot_document(snapshot: dict[str, Any]) -> dict[str, Any]:
 def warm_document(settings: Settings, cwd: str | None = None) -> tuple[dict[str, Any], str]:
     """The project's warm graph shaped like a sidecar document, and a title saying its source.
 
-    Prefers ``reconcile.read.warm_document`` (the database); without it, the per-project
+    Prefers ``rolling_graph.reconcile.read.warm_document`` (the database); without it, the per-project
     resume snapshot that every reconciliation writes (the warm graph's top branches).
     """
     root = project_root(cwd or os.getcwd())
     try:
-        from reconcile.read import warm_document as read_warm
+        from rolling_graph.reconcile.read import warm_document as read_warm
     except ImportError:
         read_warm = None
     if read_warm is not None:
@@ -106,13 +106,13 @@ def warm_document(settings: Settings, cwd: str | None = None) -> tuple[dict[str,
         except Exception as exc:  # the database is an edge: report it in one line
             raise InspectError(f"cannot read the warm graph: {exc}") from exc
     try:
-        from reconcile.snapshot import read_snapshot
+        from rolling_graph.reconcile.snapshot import read_snapshot
     except ImportError:
         read_snapshot = None
     snapshot = read_snapshot(settings.home, root) if read_snapshot is not None else None
     if snapshot is None:
         raise InspectError(
-            f"the warm graph reader (reconcile.read.warm_document) is not available in this install and {root} has no resume snapshot yet"
+            f"the warm graph reader (rolling_graph.reconcile.read.warm_document) is not available in this install and {root} has no resume snapshot yet"
         )
     doc = snapshot_document(snapshot)
     return doc, f"Warm graph · {root} (resume snapshot: its top {len(doc['nodes'])} nodes)"
@@ -228,7 +228,7 @@ def slash_dispatch(settings: Settings, session: str | None, args: list[str], out
         runner = do_expand if sub == "expand" else do_why
         runner(settings, session, " ".join(plain), out=out, fallback_when_missing=True)
     elif sub == "stats":
-        from cli.stats import do_stats
+        from rolling_graph.cli.stats import do_stats
 
         do_stats(
             settings,
@@ -239,7 +239,7 @@ def slash_dispatch(settings: Settings, session: str | None, args: list[str], out
             fallback_when_missing=True,
         )
     else:
-        from cli.view import do_view
+        from rolling_graph.cli.view import do_view
 
         do_view(settings, session, None, open_browser=False, out=out, fallback_when_missing=True)
 

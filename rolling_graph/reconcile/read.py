@@ -17,10 +17,10 @@ DEFAULT_LIMIT = 500
 def warm_document(settings: Settings, project_root: str, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
     """The project's warm graph as a sidecar-shaped document (``session_id`` is ``warm``).
 
-    Raises ``reconcile.db.DatabaseUnavailable`` when the database cannot be reached, and
+    Raises ``rolling_graph.reconcile.db.DatabaseUnavailable`` when the database cannot be reached, and
     ``LookupError`` when the project has never been reconciled.
     """
-    from reconcile import db
+    from rolling_graph.reconcile import db
 
     with db.connect(settings) as conn:
         row = conn.execute("SELECT id, last_focus FROM projects WHERE root = %s", (project_root,)).fetchone()

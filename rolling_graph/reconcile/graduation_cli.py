@@ -17,7 +17,7 @@ import typer
 from rich.panel import Panel
 from rich.table import Table
 
-from reconcile.cli import _fail, console, err
+from rolling_graph.reconcile.cli import _fail, console, err
 from rolling_graph.config import ConfigError, Settings, load_settings
 from rolling_graph.model import utcnow
 
@@ -25,7 +25,7 @@ EDITOR_HELP = "# Edit the memory above. Lines starting with '#' are ignored; an 
 
 
 def _settings() -> tuple[Settings, Any]:
-    from reconcile.graduation import load_graduation_settings
+    from rolling_graph.reconcile.graduation import load_graduation_settings
 
     try:
         settings = load_settings()
@@ -36,7 +36,7 @@ def _settings() -> tuple[Settings, Any]:
 
 
 def _connect(settings: Settings) -> Any:
-    from reconcile import db
+    from rolling_graph.reconcile import db
 
     try:
         return db.connect(settings, autocommit=True)
@@ -59,8 +59,8 @@ def graduate_cmd(
     project: Annotated[Path | None, typer.Option("--project", help="Only this project (a directory inside it).")] = None,
 ) -> None:
     """Find graduation candidates, draft their flat memories and queue archive reviews (idempotent)."""
-    from reconcile import draft_backends, embeddings, graduation
-    from reconcile import nightly as job
+    from rolling_graph.reconcile import draft_backends, embeddings, graduation
+    from rolling_graph.reconcile import nightly as job
 
     settings, gs = _settings()
     drafter, _why = draft_backends.choose_drafter(settings)
@@ -80,7 +80,7 @@ def graduate_cmd(
 
 
 def _print_pending(conn: Any, pids: list[int]) -> None:
-    from reconcile import graduation, review
+    from rolling_graph.reconcile import graduation, review
 
     pending = review.pending_drafts(conn, pids)
     if pending:
@@ -121,7 +121,7 @@ def open_editor(text: str) -> str:
 
 def show_draft(conn: Any, settings: Settings, draft: dict[str, Any], gs: Any) -> None:
     """The draft, its provenance and the node's neighbourhood."""
-    from reconcile import drafts
+    from rolling_graph.reconcile import drafts
 
     ctx = drafts.load_context(conn, settings, draft["project_id"], draft["node_id"], gs)
     title = f"draft {draft['id']} · {draft['kind']} · node {draft['node_id']}"
@@ -149,7 +149,7 @@ def show_draft(conn: Any, settings: Settings, draft: dict[str, Any], gs: Any) ->
 
 
 def _interactive(conn: Any, settings: Settings, pids: list[int], gs: Any, drafter: Any, embedder: Any) -> None:
-    from reconcile import review
+    from rolling_graph.reconcile import review
 
     queue = review.pending_drafts(conn, pids)
     if not queue:
@@ -194,7 +194,7 @@ def _say(result: Any) -> None:
 
 
 def _embedder(settings: Settings) -> Any:
-    from reconcile import embeddings
+    from rolling_graph.reconcile import embeddings
 
     return embeddings.get_embedder(settings)
 
@@ -212,7 +212,7 @@ def review_cmd(
     archive: Annotated[int | None, typer.Option("--archive", help="Archive review ID: archive the anchor (it stops being an anchor).")] = None,
 ) -> None:
     """Review drafted flat memories: interactive with no flags, or scripted."""
-    from reconcile import draft_backends, graduation, review
+    from rolling_graph.reconcile import draft_backends, graduation, review
 
     if edit is not None and not text:
         _fail("--edit ID needs --text 'the memory as it should read'")
@@ -261,8 +261,8 @@ def seed_cmd(
     approved: Annotated[bool, typer.Option("--approved", help="Seed approved flat memories (default when no --from).")] = False,
 ) -> None:
     """Import flat memories as anchor nodes of the warm graph (idempotent)."""
-    from reconcile import graduation, seed
-    from reconcile.reconcile import ensure_project
+    from rolling_graph.reconcile import graduation, seed
+    from rolling_graph.reconcile.reconcile import ensure_project
     from rolling_graph.project import project_root
 
     from_ = list(from_ or [])

@@ -3,11 +3,11 @@
 Idempotent: the ``sessions`` row remembers the journal position last merged, so a second
 run for the same ``(session, journal_seq)`` is a no-op, and a later run (pre-compact, then
 session-end) *replaces* the session's per-node contributions; warm weights are recomputed
-from all contributions (:mod:`reconcile.merge`), so a session is never counted twice.
+from all contributions (:mod:`rolling_graph.reconcile.merge`), so a session is never counted twice.
 Reconciliations of one project are serialized by an advisory lock; after commit the
 project's resume snapshot is rewritten. The rows themselves are written by
-:mod:`reconcile.upsert`; the nodes' vectors go in alongside, on a second connection that
-commits after the merge (:mod:`reconcile.embed_alongside`).
+:mod:`rolling_graph.reconcile.upsert`; the nodes' vectors go in alongside, on a second connection that
+commits after the merge (:mod:`rolling_graph.reconcile.embed_alongside`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from reconcile import embeddings, merge, upsert
-from reconcile.embed_alongside import EmbedAlongside, pending, store_pending
+from rolling_graph.reconcile import embeddings, merge, upsert
+from rolling_graph.reconcile.embed_alongside import EmbedAlongside, pending, store_pending
 from rolling_graph.config import Settings
 from rolling_graph.model import DOMAINS, KINDS, LABEL_MAX, SUMMARY_MAX, VERBS, parse_iso, utcnow
 from rolling_graph.project import project_key
@@ -185,7 +185,7 @@ def reconcile_doc(
     The merge (nodes, edges, contributions, session position, audit row) commits in ONE
     transaction; then the resume snapshot is rewritten. Embeddings are derived data in
     their own transaction: by default on a second connection, in parallel with the merge
-    and committed after it (:mod:`reconcile.embed_alongside`); with
+    and committed after it (:mod:`rolling_graph.reconcile.embed_alongside`); with
     ``parallel_embedding=False`` or when that fails, after the merge on ``conn``. Any
     vectors a crash loses are filled in by ``rgraph recover``.
     """
@@ -235,7 +235,7 @@ def reconcile_doc(
         if alongside is not None and not committed:
             alongside.join()  # it sees the rollback once the advisory lock is released
     if write_snapshot:  # the snapshot needs no vectors, and resume should not wait for HNSW inserts
-        from reconcile import resume
+        from rolling_graph.reconcile import resume
 
         resume.refresh_snapshot(conn, settings, root)
     merged_at = time.perf_counter()
@@ -263,7 +263,7 @@ def embed_nodes(
     conn: Any, embedder: embeddings.Embedder, pid: int, nodes: list[dict[str, Any]], *, fresh: set[str] | frozenset[str] = frozenset()
 ) -> int:
     """Embed the nodes whose text is new or changed, in their own transaction (see
-    :func:`reconcile.embed_alongside.pending` for ``fresh``)."""
+    :func:`rolling_graph.reconcile.embed_alongside.pending` for ``fresh``)."""
     todo = pending(conn, embedder, pid, nodes, fresh)
     if not todo:
         return 0
@@ -273,7 +273,7 @@ def embed_nodes(
 
 def reconcile_session(settings: Settings, session_id: str, trigger: str, *, doc: dict[str, Any] | None = None) -> ReconcileResult:
     """Load the session's sidecar and reconcile it. Raises ``db.DatabaseUnavailable`` when down."""
-    from reconcile import db
+    from rolling_graph.reconcile import db
 
     doc = doc if doc is not None else load_sidecar(settings, session_id)
     if doc is None:

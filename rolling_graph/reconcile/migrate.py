@@ -1,6 +1,6 @@
 """Versioned SQL migrations, applied automatically and idempotently.
 
-Files ``reconcile/migrations/NNN_name.sql`` run in order, each in its own transaction,
+Files ``rolling_graph/reconcile/migrations/NNN_name.sql`` run in order, each in its own transaction,
 recorded in ``schema_migrations``. A transaction-level advisory lock serializes processes
 that migrate at the same moment; the second one finds the work done.
 """

@@ -1,7 +1,7 @@
 """``rgraph view``: one self-contained HTML page showing a session's graph.
 
 No CDN and no network: the page carries its data as inline JSON, its script
-(``cli/assets/graph_view.js``) and its styles inline, and a Content-Security-Policy that
+(``rolling_graph/cli/assets/graph_view.js``) and its styles inline, and a Content-Security-Policy that
 forbids every fetch. Python precomputes a deterministic layout (a cluster per domain,
 heaviest nodes at the centre); the script relaxes it with a small force simulation and
 draws SVG.
@@ -19,7 +19,7 @@ import math
 from importlib import resources
 from typing import Any
 
-from cli.render_views import (
+from rolling_graph.cli.render_views import (
     clean,
     edges_of,
     focus_of,
@@ -158,7 +158,7 @@ def embed_json(data: Any) -> str:
 
 
 def _asset(name: str) -> str:
-    return resources.files("cli").joinpath("assets", name).read_text(encoding="utf-8")
+    return resources.files("rolling_graph.cli").joinpath("assets", name).read_text(encoding="utf-8")
 
 
 _CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"

@@ -15,8 +15,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from reconcile import drafts, embeddings, graduation, review
-from reconcile.graduation import DEFAULT, GraduationSettings
+from rolling_graph.reconcile import drafts, embeddings, graduation, review
+from rolling_graph.reconcile.graduation import DEFAULT, GraduationSettings
 from rolling_graph.config import Settings
 from rolling_graph.model import iso, utcnow
 

@@ -38,8 +38,8 @@ def reconcile_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print results as JSON."),
 ) -> None:
     """Merge hot sidecars into the warm graph now (idempotent)."""
-    from reconcile import db, recover
-    from reconcile.reconcile import load_sidecar, reconcile_doc
+    from rolling_graph.reconcile import db, recover
+    from rolling_graph.reconcile.reconcile import load_sidecar, reconcile_doc
 
     settings = _settings()
     if bool(session) == all_:
@@ -78,7 +78,7 @@ def recover_cmd(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Reconcile crashed sessions and retry queued work."""
-    from reconcile.recover import recover
+    from rolling_graph.reconcile.recover import recover
 
     report = recover(_settings(), quick=quick)
     if as_json:
@@ -102,7 +102,7 @@ db_app = typer.Typer(help="The warm graph's database.", no_args_is_help=True)
 @db_app.command("status")
 def db_status(as_json: bool = typer.Option(False, "--json")) -> None:
     """Which database is in use and whether it answers."""
-    from reconcile import db
+    from rolling_graph.reconcile import db
 
     info = db.status(_settings())
     if as_json:
@@ -117,7 +117,7 @@ def db_status(as_json: bool = typer.Option(False, "--json")) -> None:
 @db_app.command("start")
 def db_start() -> None:
     """Start the embedded PostgreSQL (no-op with ROLLING_GRAPH_DSN)."""
-    from reconcile import db
+    from rolling_graph.reconcile import db
 
     settings = _settings()
     try:
@@ -132,7 +132,7 @@ def db_start() -> None:
 @db_app.command("stop")
 def db_stop() -> None:
     """Stop the embedded PostgreSQL."""
-    from reconcile import server
+    from rolling_graph.reconcile import server
 
     settings = _settings()
     if settings.dsn:
@@ -145,7 +145,7 @@ def reembed_cmd(
     keep_old: bool = typer.Option(False, "--keep-old", help="Keep other models' vectors."),
 ) -> None:
     """Embed every warm node with one model (and by default drop other models' vectors)."""
-    from reconcile import db, embeddings
+    from rolling_graph.reconcile import db, embeddings
 
     settings = _settings()
     try:
@@ -169,7 +169,7 @@ def register(app: typer.Typer) -> None:
 
 def hnsw_recall(conn: Any, model: str, dim: int, samples: int = 20, k: int = 10) -> float | None:
     """Mean recall@k of the model's HNSW index against exact search (same project, same model)."""
-    from reconcile import embeddings
+    from rolling_graph.reconcile import embeddings
 
     rows = conn.execute(
         "SELECT project_id, embedding::text FROM node_embeddings WHERE model = %s ORDER BY random() LIMIT %s", (model, samples)
@@ -192,7 +192,7 @@ def hnsw_recall(conn: Any, model: str, dim: int, samples: int = 20, k: int = 10)
 
 def doctor_report(settings: Settings, deep: bool = False) -> list[tuple[str, bool, str]]:
     """Checks for ``rgraph doctor``: (name, ok, one-line detail). Never starts the server."""
-    from reconcile import db, recover
+    from rolling_graph.reconcile import db, recover
 
     checks: list[tuple[str, bool, str]] = []
     info = db.status(settings)

@@ -1,8 +1,8 @@
 """Detached worker the hooks spawn (``rolling_graph.detach.spawn_detached``)::
 
-    python -m reconcile.worker reconcile --session ID --trigger pre-compact|session-end|manual|recover
-    python -m reconcile.worker pull --session ID --prompt-file PATH [--keep-prompt-file]
-    python -m reconcile.worker recover [--quick]
+    python -m rolling_graph.reconcile.worker reconcile --session ID --trigger pre-compact|session-end|manual|recover
+    python -m rolling_graph.reconcile.worker pull --session ID --prompt-file PATH [--keep-prompt-file]
+    python -m rolling_graph.reconcile.worker recover [--quick]
 
 Prints one JSON line per run (the spawner points stdout at a log file). Exit 0 when the
 work is done *or* safely queued because the database is down; 1 on other failures.
@@ -23,8 +23,8 @@ def _emit(payload: dict[str, object]) -> None:
 
 
 def cmd_reconcile(settings: Settings, session_id: str, trigger: str) -> int:
-    from reconcile import db, recover
-    from reconcile.reconcile import MissingProject, load_sidecar, reconcile_session
+    from rolling_graph.reconcile import db, recover
+    from rolling_graph.reconcile.reconcile import MissingProject, load_sidecar, reconcile_session
 
     doc = load_sidecar(settings, session_id)
     if doc is None:
@@ -44,8 +44,8 @@ def cmd_reconcile(settings: Settings, session_id: str, trigger: str) -> int:
 
 
 def cmd_pull(settings: Settings, session_id: str, prompt_file: Path, keep: bool) -> int:
-    from reconcile import db
-    from reconcile.pull import run_pull
+    from rolling_graph.reconcile import db
+    from rolling_graph.reconcile.pull import run_pull
 
     try:
         prompt = prompt_file.read_text(encoding="utf-8", errors="replace")
@@ -67,7 +67,7 @@ def cmd_pull(settings: Settings, session_id: str, prompt_file: Path, keep: bool)
 def cmd_recover(settings: Settings, quick: bool) -> int:
     from dataclasses import asdict
 
-    from reconcile.recover import recover
+    from rolling_graph.reconcile.recover import recover
 
     report = recover(settings, quick=quick)
     _emit({"op": "recover", **asdict(report)})
@@ -75,7 +75,7 @@ def cmd_recover(settings: Settings, quick: bool) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m reconcile.worker")
+    parser = argparse.ArgumentParser(prog="python -m rolling_graph.reconcile.worker")
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("reconcile")
     rec.add_argument("--session", required=True)

@@ -2,7 +2,7 @@
 
 Candidates come from a few cheap, indexed legs (top by weight, by recency, by
 cross-session frequency, the last focus's neighbourhood, and for prompt pulls the nearest
-embeddings); :mod:`reconcile.rank` fuses them with RRF. ``refresh_snapshot`` writes the
+embeddings); :mod:`rolling_graph.reconcile.rank` fuses them with RRF. ``refresh_snapshot`` writes the
 per-project resume snapshot after every reconciliation.
 """
 
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from reconcile import rank, snapshot
+from rolling_graph.reconcile import rank, snapshot
 from rolling_graph.config import Settings
 from rolling_graph.model import iso, utcnow
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reconcile import embeddings
-from reconcile.reconcile import load_sidecar, reconcile_doc
+from rolling_graph.reconcile import embeddings
+from rolling_graph.reconcile.reconcile import load_sidecar, reconcile_doc
 from rolling_graph.config import Settings
 from rolling_graph.model import iso, utcnow
 
@@ -147,7 +147,7 @@ def _rebuild(settings: Settings, transcript: Path) -> bool:
 
 def recover(settings: Settings, *, quick: bool = False, projects_dir: Path | None = None) -> RecoverReport:
     """Drain the queue, reconcile stale sidecars and (unless ``quick``) find orphan transcripts."""
-    from reconcile import db
+    from rolling_graph.reconcile import db
 
     report = RecoverReport()
     if not quick:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from cli.render_views import clean, edges_of, focus_of, node_label, nodes_of, weight_of
+from rolling_graph.cli.render_views import clean, edges_of, focus_of, node_label, nodes_of, weight_of
 from rolling_graph.model import DOMAINS
 
 

@@ -11,8 +11,8 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from cli.sessions import InspectError, load_document, load_journal, resolve_session, settings_or_error
-from cli.view_html import DEFAULT_LIMIT, render_html
+from rolling_graph.cli.sessions import InspectError, load_document, load_journal, resolve_session, settings_or_error
+from rolling_graph.cli.view_html import DEFAULT_LIMIT, render_html
 from rolling_graph.config import Settings
 
 
@@ -42,7 +42,7 @@ def do_view(
     out: Console | None = None,
     fallback_when_missing: bool = False,
 ) -> Path:
-    from cli.show import console
+    from rolling_graph.cli.show import console
 
     out = out or console()
     res = resolve_session(settings, session, fallback_when_missing=fallback_when_missing)
@@ -78,7 +78,7 @@ def register(app: typer.Typer) -> None:
         ] = DEFAULT_LIMIT,
     ) -> None:
         """Write a self-contained HTML view of the graph: domains, weights, focus, supersedes, provenance."""
-        from cli.show import fail
+        from rolling_graph.cli.show import fail
 
         try:
             do_view(settings_or_error(), session, out_file, open_browser=open_browser, limit=limit)

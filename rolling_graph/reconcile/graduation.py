@@ -129,7 +129,7 @@ def project_ids(conn: Any, root: str | None = None) -> list[int]:
     """One project (by root) or all of them."""
     if root is None:
         return [int(r[0]) for r in conn.execute("SELECT id FROM projects ORDER BY id")]
-    from reconcile.reconcile import project_id
+    from rolling_graph.reconcile.reconcile import project_id
 
     pid = project_id(conn, root)
     return [pid] if pid is not None else []
@@ -261,7 +261,7 @@ def outcomes(settings: Settings, project_root: str | None = None) -> dict[str, A
     """Graduation counts for ``rgraph stats`` (one project, or all). Empty when the warm graph is off."""
     if not settings.warm:
         return {}
-    from reconcile import db
+    from rolling_graph.reconcile import db
 
     gs = load_graduation_settings(settings)
     with db.connect(settings) as conn:

@@ -1,6 +1,6 @@
 """Pure renderings of a sidecar document for people and other tools.
 
-``doc -> text | json | mermaid | dot`` (the HTML page lives in :mod:`cli.view_html`), plus
+``doc -> text | json | mermaid | dot`` (the HTML page lives in :mod:`rolling_graph.cli.view_html`), plus
 the graph queries the inspection commands share: which nodes a ``DOMAIN|NODE`` argument
 selects, a node's branch, what supersedes what, and a node's provenance in the journal.
 

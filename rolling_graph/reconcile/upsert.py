@@ -1,7 +1,7 @@
 """Write one session's cleaned nodes and edges into the warm graph (the caller's transaction).
 
 A warm node's weight (an edge's strength) is a pure function of every session's
-contribution (:mod:`reconcile.merge`). The merge reads the *other* sessions'
+contribution (:mod:`rolling_graph.reconcile.merge`). The merge reads the *other* sessions'
 contributions first, folds in this session's view in Python, and then writes each table
 once: one ``INSERT … ON CONFLICT`` for nodes, their contributions, edges and theirs. The
 earlier shape (insert, then read everything back, then ``UPDATE`` every row again) cost a
@@ -19,7 +19,7 @@ import struct
 from datetime import datetime
 from typing import Any
 
-from reconcile import merge
+from rolling_graph.reconcile import merge
 
 _REAL = struct.Struct("f")
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from reconcile import embeddings, rank, resume, snapshot
-from reconcile.reconcile import MissingProject, doc_project, project_id
+from rolling_graph.reconcile import embeddings, rank, resume, snapshot
+from rolling_graph.reconcile.reconcile import MissingProject, doc_project, project_id
 from rolling_graph.config import Settings
 from rolling_graph.model import utcnow
 
@@ -67,7 +67,7 @@ def pull_ops(
 
 def run_pull(settings: Settings, session_id: str, prompt: str) -> int:
     """Pull for one session; returns the number of nodes added to its hot graph."""
-    from reconcile import db
+    from rolling_graph.reconcile import db
     from rolling_graph.sidecar import SidecarStore
 
     store = SidecarStore(settings)
