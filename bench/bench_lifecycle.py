@@ -35,10 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_hook import _run, build_graph  # noqa: E402
 
-from rolling_graph.reconcile.snapshot import MAX_EDGES, MAX_NODES, write_snapshot  # noqa: E402
 from rolling_graph.config import load_settings  # noqa: E402
 from rolling_graph.model import iso, utcnow  # noqa: E402
 from rolling_graph.project import project_root  # noqa: E402
+from rolling_graph.reconcile.snapshot import MAX_EDGES, MAX_NODES, write_snapshot  # noqa: E402
 from rolling_graph.sidecar import SidecarStore  # noqa: E402
 
 DETACHED = "rolling_graph.probe.runner|rolling_graph.reconcile.worker"

@@ -13,8 +13,8 @@ import pytest
 import warm_support as ws
 from freezegun import freeze_time
 
-from rolling_graph.reconcile import db, draft_backends, drafts, graduation, nightly, review, seed
 from rolling_graph.config import Settings
+from rolling_graph.reconcile import db, draft_backends, drafts, graduation, nightly, review, seed
 
 pytestmark = pytest.mark.db
 

@@ -14,8 +14,8 @@ import warm_support as ws
 from freezegun import freeze_time
 from typer.testing import CliRunner
 
-from rolling_graph.reconcile import graduation_cli, review
 from rolling_graph.config import Settings
+from rolling_graph.reconcile import graduation_cli, review
 
 pytestmark = pytest.mark.db
 

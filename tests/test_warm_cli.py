@@ -11,8 +11,8 @@ import typer
 import warm_support as ws
 from typer.testing import CliRunner
 
-from rolling_graph.reconcile import cli, pull, recover
 from rolling_graph import journal
+from rolling_graph.reconcile import cli, pull, recover
 from rolling_graph.sidecar import SidecarStore
 
 pytestmark = pytest.mark.db

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rolling_graph.reconcile import merge, rank, snapshot
 from rolling_graph.model import make_node, new_document
+from rolling_graph.reconcile import merge, rank, snapshot
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 

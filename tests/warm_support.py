@@ -16,9 +16,9 @@ from typing import Any
 import psycopg
 import pytest
 
-from rolling_graph.reconcile import server
 from rolling_graph.config import Settings
 from rolling_graph.model import edge_key, iso, make_edge, make_node, new_document
+from rolling_graph.reconcile import server
 
 
 @functools.cache

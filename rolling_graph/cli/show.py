@@ -26,7 +26,14 @@ from rolling_graph.cli.render_views import (
     subdocument,
     suggestions,
 )
-from rolling_graph.cli.sessions import InspectError, ResolvedSession, load_document, load_journal, resolve_session, settings_or_error
+from rolling_graph.cli.sessions import (
+    InspectError,
+    ResolvedSession,
+    load_document,
+    load_journal,
+    resolve_session,
+    settings_or_error,
+)
 from rolling_graph.config import Settings
 from rolling_graph.project import project_root
 

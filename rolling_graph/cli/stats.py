@@ -21,7 +21,14 @@ from rich.table import Table
 from rich.text import Text
 
 from rolling_graph.cli.render_views import clean, edges_of, nodes_of
-from rolling_graph.cli.sessions import InspectError, list_sessions, load_document, load_journal, resolve_session, settings_or_error
+from rolling_graph.cli.sessions import (
+    InspectError,
+    list_sessions,
+    load_document,
+    load_journal,
+    resolve_session,
+    settings_or_error,
+)
 from rolling_graph.config import Settings
 from rolling_graph.model import DOMAINS, parse_iso
 

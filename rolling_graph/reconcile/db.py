@@ -14,8 +14,8 @@ from typing import Any
 import psycopg
 from pgvector.psycopg import register_vector
 
-from rolling_graph.reconcile import migrate, server
 from rolling_graph.config import Settings
+from rolling_graph.reconcile import migrate, server
 
 #: Seconds to wait for an external server before calling it unreachable.
 CONNECT_TIMEOUT_S = 5

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rolling_graph.config import Settings
 from rolling_graph.reconcile.drafts import Draft, Drafter, DraftFailed, NodeContext, TemplateDrafter, memory_kind
 from rolling_graph.reconcile.graduation import MEMORY_KINDS
-from rolling_graph.config import Settings
 
 TOOL_NAME = "record_flat_memory"
 DRAFT_SCHEMA: dict[str, Any] = {

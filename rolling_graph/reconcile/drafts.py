@@ -23,10 +23,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
-from rolling_graph.reconcile import embeddings
-from rolling_graph.reconcile.graduation import DEFAULT, MEMORY_KINDS, GraduationSettings
 from rolling_graph.config import Settings
 from rolling_graph.model import utcnow
+from rolling_graph.reconcile import embeddings
+from rolling_graph.reconcile.graduation import DEFAULT, MEMORY_KINDS, GraduationSettings
 from rolling_graph.redact import redact
 
 HEDGES: tuple[str, ...] = ("maybe", "might", "probably", "perhaps", "possibly", "i think", "could be", "i guess", "not sure")

@@ -17,9 +17,9 @@ import typer
 from rich.panel import Panel
 from rich.table import Table
 
-from rolling_graph.reconcile.cli import _fail, console, err
 from rolling_graph.config import ConfigError, Settings, load_settings
 from rolling_graph.model import utcnow
+from rolling_graph.reconcile.cli import _fail, console, err
 
 EDITOR_HELP = "# Edit the memory above. Lines starting with '#' are ignored; an empty text skips the draft.\n"
 
@@ -261,9 +261,9 @@ def seed_cmd(
     approved: Annotated[bool, typer.Option("--approved", help="Seed approved flat memories (default when no --from).")] = False,
 ) -> None:
     """Import flat memories as anchor nodes of the warm graph (idempotent)."""
+    from rolling_graph.project import project_root
     from rolling_graph.reconcile import graduation, seed
     from rolling_graph.reconcile.reconcile import ensure_project
-    from rolling_graph.project import project_root
 
     from_ = list(from_ or [])
     for path in from_:

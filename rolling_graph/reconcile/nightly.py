@@ -15,10 +15,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from rolling_graph.reconcile import drafts, embeddings, graduation, review
-from rolling_graph.reconcile.graduation import DEFAULT, GraduationSettings
 from rolling_graph.config import Settings
 from rolling_graph.model import iso, utcnow
+from rolling_graph.reconcile import drafts, embeddings, graduation, review
+from rolling_graph.reconcile.graduation import DEFAULT, GraduationSettings
 
 #: Advisory lock key: one graduation run at a time per database ("rgraph-g").
 JOB_LOCK = 0x7267726170682D67

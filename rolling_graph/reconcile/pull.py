@@ -8,10 +8,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from rolling_graph.reconcile import embeddings, rank, resume, snapshot
-from rolling_graph.reconcile.reconcile import MissingProject, doc_project, project_id
 from rolling_graph.config import Settings
 from rolling_graph.model import utcnow
+from rolling_graph.reconcile import embeddings, rank, resume, snapshot
+from rolling_graph.reconcile.reconcile import MissingProject, doc_project, project_id
 
 #: At most this many nodes per pull.
 PULL_LIMIT = 12

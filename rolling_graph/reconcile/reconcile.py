@@ -20,11 +20,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from rolling_graph.reconcile import embeddings, merge, upsert
-from rolling_graph.reconcile.embed_alongside import EmbedAlongside, pending, store_pending
 from rolling_graph.config import Settings
 from rolling_graph.model import DOMAINS, KINDS, LABEL_MAX, SUMMARY_MAX, VERBS, parse_iso, utcnow
 from rolling_graph.project import project_key
+from rolling_graph.reconcile import embeddings, merge, upsert
+from rolling_graph.reconcile.embed_alongside import EmbedAlongside, pending, store_pending
 
 #: Test hook: seconds to sleep while holding the transaction (crash-safety tests).
 SLEEP_IN_TX_ENV = "ROLLING_GRAPH_TEST_SLEEP_IN_TX"

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rolling_graph.reconcile import embeddings
-from rolling_graph.reconcile.reconcile import load_sidecar, reconcile_doc
 from rolling_graph.config import Settings
 from rolling_graph.model import iso, utcnow
+from rolling_graph.reconcile import embeddings
+from rolling_graph.reconcile.reconcile import load_sidecar, reconcile_doc
 
 MAX_ATTEMPTS = 20
 #: Transcripts older than this are history, not crashed sessions.

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from rolling_graph.reconcile import rank, snapshot
 from rolling_graph.config import Settings
 from rolling_graph.model import iso, utcnow
+from rolling_graph.reconcile import rank, snapshot
 
 #: How many nodes each cheap leg contributes to the candidate pool.
 PER_LEG = 100

@@ -24,12 +24,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from rolling_graph.reconcile import drafts, embeddings, seed
-from rolling_graph.reconcile.graduation import DEFAULT, MEMORY_KINDS, GraduationSettings, node_hash
 from rolling_graph.atomic import write_atomic
 from rolling_graph.config import Settings
 from rolling_graph.model import utcnow
 from rolling_graph.project import project_key
+from rolling_graph.reconcile import drafts, embeddings, seed
+from rolling_graph.reconcile.graduation import DEFAULT, MEMORY_KINDS, GraduationSettings, node_hash
 from rolling_graph.redact import redact
 
 _DRAFT_COLUMNS = ("id", "project_id", "node_id", "status", "kind", "content", "sessions", "events", "node_hash",

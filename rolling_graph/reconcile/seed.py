@@ -18,9 +18,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from rolling_graph.reconcile.graduation import DEFAULT, MEMORY_KINDS, GraduationSettings, seed_weight
 from rolling_graph.config import Settings
 from rolling_graph.model import ID_MAX, LABEL_MAX, SUMMARY_MAX, slugify
+from rolling_graph.reconcile.graduation import DEFAULT, MEMORY_KINDS, GraduationSettings, seed_weight
 from rolling_graph.redact import redact
 
 _BULLET_RE = re.compile(r"^\s{0,6}(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(?P<text>\S.*)$")
