@@ -38,10 +38,12 @@ from bench_hook import _run, build_graph  # noqa: E402
 from rolling_graph.config import load_settings  # noqa: E402
 from rolling_graph.model import iso, utcnow  # noqa: E402
 from rolling_graph.project import project_root  # noqa: E402
-from rolling_graph.reconcile.snapshot import MAX_EDGES, MAX_NODES, write_snapshot  # noqa: E402
+from rolling_graph.reconcile.snapshot import write_snapshot  # noqa: E402
 from rolling_graph.sidecar import SidecarStore  # noqa: E402
+from rolling_graph.snapshot import MAX_EDGES, MAX_NODES  # noqa: E402
 
-DETACHED = "rolling_graph.probe.runner|rolling_graph.reconcile.worker"
+#: The detached processes the hooks start: probes (python -m) and the warm worker (a command).
+DETACHED = "rolling_graph.probe.runner|rgraph-worker"
 
 
 def wait_for_detached(timeout_s: float = 30.0) -> None:

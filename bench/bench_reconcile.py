@@ -121,7 +121,6 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="sessions reconciled into the warm graph (median reported)")
     parser.add_argument("--serial", action="store_true", help="embed after the merge on one connection (the fallback path)")
     args = parser.parse_args()
-    os.environ["ROLLING_GRAPH_EMBEDDER"] = "lexical"
     rng = random.Random(7)
     home = Path(tempfile.mkdtemp(prefix="rgbench-", dir="/tmp"))
     started_server = False
@@ -137,7 +136,7 @@ def main() -> int:
         with psycopg.connect(base, autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         dsn = psycopg.conninfo.make_conninfo(base, dbname=name)
-        settings = Settings(home=home, dsn=dsn)
+        settings = Settings(home=home, dsn=dsn, embedder="lexical")
         with db.connect(settings):
             pass
         root = "/bench/project"

@@ -13,7 +13,8 @@ which imports this package for every event, pays only for what it touches):
 * Deciding and extracting — :func:`gate_check` (the heuristic gate), :class:`OfflineProbe`,
   :func:`run_probe`
 * Weights — :func:`strengthen`, :func:`weaken`, :func:`decay_graph`, :func:`focus_cluster`
-* What the model sees — :func:`render_lod`, :func:`estimate_tokens`, :func:`redact`
+* What the model sees — :func:`render_lod`, :func:`restore_block` (SessionStart's block),
+  :func:`rank_names`, :func:`estimate_tokens`, :func:`redact`
 * Hook entry — :func:`handle_event` (``rgraph-hook``'s logic, in-process)
 """
 
@@ -23,17 +24,28 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-_EXPORTS = {
-    "load_settings": "config", "Settings": "config", "ConfigError": "config",
-    "new_document": "model", "make_node": "model", "make_edge": "model",
-    "DOMAINS": "model", "KINDS": "model", "VERBS": "model",
-    "SidecarStore": "sidecar", "validate_session_id": "sidecar", "read_journal": "journal",
-    "validate_ops": "patch", "PatchRejected": "patch",
-    "gate_check": "gate:check", "OfflineProbe": "probe.offline", "run_probe": "probe.runner",
-    "strengthen": "weights", "weaken": "weights", "decay_graph": "decay", "focus_cluster": "focus",
-    "render_lod": "render", "estimate_tokens": "render", "redact": "redact",
-    "handle_event": "hook",
+#: Module → the public names it defines (full module names: the import walk in
+#: tests/test_import_layers.py reads them as this package's imports).
+_BY_MODULE = {
+    "rolling_graph.config": ("load_settings", "Settings", "ConfigError"),
+    "rolling_graph.model": ("new_document", "make_node", "make_edge", "DOMAINS", "KINDS", "VERBS"),
+    "rolling_graph.sidecar": ("SidecarStore", "validate_session_id"),
+    "rolling_graph.journal": ("read_journal",),
+    "rolling_graph.patch": ("validate_ops", "PatchRejected"),
+    "rolling_graph.probe.offline": ("OfflineProbe",),
+    "rolling_graph.probe.runner": ("run_probe",),
+    "rolling_graph.weights": ("strengthen", "weaken"),
+    "rolling_graph.decay": ("decay_graph",),
+    "rolling_graph.focus": ("focus_cluster",),
+    "rolling_graph.render": ("render_lod", "estimate_tokens"),
+    "rolling_graph.restore": ("restore_block",),
+    "rolling_graph.redact": ("redact",),
+    "rolling_graph.hook": ("handle_event",),
 }
+#: Public name → (module, attribute).
+_EXPORTS = {name: (module, name) for module, names in _BY_MODULE.items() for name in names}
+_EXPORTS["gate_check"] = ("rolling_graph.gate", "check")
+_EXPORTS["rank_names"] = ("rolling_graph.rank_hot", "rank")
 __all__ = sorted(_EXPORTS)
 
 
@@ -41,8 +53,7 @@ def __getattr__(name: str) -> Any:
     target = _EXPORTS.get(name)
     if target is None:
         raise AttributeError(f"module 'rolling_graph' has no attribute {name!r}")
-    module_name, _, attr = target.partition(":")
     import importlib
 
-    module = importlib.import_module(f"{__name__}.{module_name}")
-    return getattr(module, attr or name)
+    module_name, attr = target
+    return getattr(importlib.import_module(module_name), attr)

@@ -35,6 +35,48 @@ def write_atomic(path: str, data: bytes, durable: bool = True) -> None:
     os.replace(tmp, path)
 
 
+#: A temp file this old is stale even if its pid is alive again (reused by another process):
+#: a writer holds one for milliseconds.
+TEMP_STALE_S = 600.0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # (EPERM: alive, another user's)
+        return True
+    return True
+
+
+def clean_stale_temp(directory: str, prefix: str = "", now: float | None = None) -> list[str]:
+    """Remove ``<prefix>*.tmp.<pid>`` files in ``directory`` that :func:`write_atomic` left
+    behind when killed: the pid is no longer running, or the file is older than
+    :data:`TEMP_STALE_S`. Returns the names removed."""
+    import time
+
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    now = time.time() if now is None else now
+    removed: list[str] = []
+    for name in names:
+        head, sep, pid = name.rpartition(".tmp.")
+        if not sep or not head.startswith(prefix) or not pid.isdigit():
+            continue
+        path = os.path.join(directory, name)
+        try:
+            if _alive(int(pid)) and now - os.stat(path).st_mtime < TEMP_STALE_S:
+                continue
+            os.unlink(path)
+            removed.append(name)
+        except OSError:
+            continue
+    return removed
+
+
 def read_json(path: str) -> dict[str, Any] | None:
     """The JSON object at ``path``; None when missing, truncated or not an object."""
     try:

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import os
 
+from .clock import SYSTEM, Clock
+from .errors import RollingGraphError
+
 TYPE_CHECKING = False  # keep typing, dataclasses and pathlib off the hook path (import cost)
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
 
-class ConfigError(ValueError):
+class ConfigError(RollingGraphError, ValueError):
     """A configuration value is wrong; the message says which and what to do."""
 
 
@@ -52,7 +55,7 @@ class _Strategy:
         return f"{type(self).__name__}({self.as_dict()!r})"
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self.as_dict() == other.as_dict()  # type: ignore[union-attr]
+        return type(self) is type(other) and self.as_dict() == other.as_dict()
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -74,7 +77,7 @@ class GateSettings(_Strategy):
 
 
 class DecaySettings(_Strategy):
-    """The spec's ``new = weight * (1 - decay_rate * distance_factor) * time_factor``.
+    """``new = weight * (1 - decay_rate * distance_factor) * time_factor`` (docs/architecture.md).
 
     See :mod:`rolling_graph.decay` for how the two factors are read.
     """
@@ -115,14 +118,70 @@ class RenderSettings(_Strategy):
 class ProbeSettings(_Strategy):
     #: Wall-clock cap of one detached probe process (it loops while events keep coming).
     max_rounds = 5
-    backend = "auto"  # auto | anthropic | ollama | offline
+    backend = "auto"  # auto | anthropic | ollama | claude | offline
     mode = "async"  # async | sync
     anthropic_model = "claude-haiku-4-5"
     ollama_model = "llama3.2"
     ollama_host = "http://127.0.0.1:11434"
     timeout_s = 30.0
+    #: The ``claude`` backend: the user's Claude Code CLI (its login) runs the probe call.
+    claude_model = "claude-haiku-4-5"
+    claude_command = "claude"
+    #: Wall clock of one ``claude -p`` run (start-up included); then its process group is killed.
+    claude_timeout_s = 60.0
     session_token_cap = 200_000
     daily_token_cap = 2_000_000
+
+
+class DbSettings(_Strategy):
+    #: Seconds without a client before the embedded PostgreSQL is stopped (0: never).
+    idle_stop_s = 600.0
+
+
+class GraduationSettings(_Strategy):
+    """When a warm-graph node graduates to flat memory (``[graduation]`` in config.toml;
+    see :mod:`rolling_graph.reconcile.graduation` and docs/graduation.md)."""
+
+    #: Cross-session frequency: the node appeared in at least this many sessions.
+    min_sessions = 3
+    #: Warm weight: the node is currently relevant.
+    min_weight = 0.6
+    #: Edge count: the node is connected to several concepts.
+    min_edges = 2
+    #: A node that a newer one ``supersedes`` (an outdated decision) never graduates.
+    skip_superseded = True
+    #: A draft at least this similar (cosine, same embedding model) to an existing flat
+    #: memory is a duplicate of it, not a new proposal.
+    duplicate_similarity = 0.92
+    #: Anchors at their floor this long are queued for archive review (six weeks).
+    archive_after_days = 42
+    #: A graduated memory unchanged this long counts as "kept" (30 days).
+    kept_after_days = 30
+    #: At most this many drafts per nightly run (bounds model spend).
+    max_drafts_per_run = 20
+    #: Journal events cited per draft, most recent first.
+    events_per_draft = 8
+    #: Seed weights by flat-memory kind, and the anchors' decay floor.
+    weight_correction = 0.9
+    weight_decision = 0.8
+    weight_preference = 0.7
+    weight_note = 0.6
+    anchor_floor = 0.2
+    #: "At the floor" tolerance for float weights.
+    floor_epsilon = 0.001
+
+
+#: Named graduation presets; ``[graduation] preset = "strict"`` in config.toml picks one, and
+#: the section's other keys override single fields.
+GRADUATION_PRESETS: dict[str, GraduationSettings] = {
+    "default": GraduationSettings(),
+    "eager": GraduationSettings(min_sessions=2, min_weight=0.5, min_edges=1),
+    "strict": GraduationSettings(min_sessions=5, min_weight=0.7, min_edges=3, duplicate_similarity=0.88),
+}
+#: Embedders of the warm graph (``ROLLING_GRAPH_EMBEDDER``; see :mod:`rolling_graph.reconcile.embeddings`).
+EMBEDDERS = ("auto", "ollama", "lexical", "mxbai-embed-large", "lexical-hash-v1")
+#: Environment variables a detached child must see as this process's settings saw them.
+_CHILD_ENV_PREFIX = "ROLLING_GRAPH_"
 
 
 class Settings:
@@ -137,6 +196,12 @@ class Settings:
         render: RenderSettings | None = None,
         probe: ProbeSettings | None = None,
         warm: bool = True,
+        db: DbSettings | None = None,
+        graduation: GraduationSettings | None = None,
+        clock: Clock | None = None,
+        embedder: str = "auto",
+        reviewer: str | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         #: The state directory as a string; :attr:`home` is the same as a ``Path``.
         self.home_dir = os.fspath(os.path.expanduser(home))
@@ -148,6 +213,31 @@ class Settings:
         self.decay = decay or DecaySettings()
         self.render = render or RenderSettings()
         self.probe = probe or ProbeSettings()
+        self.db = db or DbSettings()
+        self.graduation = graduation or GraduationSettings()
+        #: Where every timestamp comes from (``ROLLING_GRAPH_NOW`` pins it; see :meth:`at`).
+        self.clock = clock or SYSTEM
+        #: The warm graph's embedder choice: auto | ollama | lexical (``ROLLING_GRAPH_EMBEDDER``).
+        self.embedder = embedder
+        #: Who approves graduation drafts (``ROLLING_GRAPH_REVIEWER``; None: the login name).
+        self.reviewer = reviewer
+        #: The ``ROLLING_GRAPH_*`` variables these settings were read from (see :meth:`child_env`).
+        self.env = dict(env or {})
+
+    def at(self, when: str) -> Settings:
+        """A copy whose clock is pinned at ``when`` (ISO 8601): how a replay sets the time of
+        each event without touching ``os.environ``."""
+        copy = object.__new__(Settings)
+        copy.__dict__.update(self.__dict__)
+        copy.clock = Clock.at(when)
+        copy.env = {**self.env, "ROLLING_GRAPH_NOW": when}
+        return copy
+
+    def child_env(self) -> dict[str, str]:
+        """The environment of a process these settings start (probe, worker): this process's
+        environment with the variables the settings were read from, the state directory
+        and a pinned clock, so the child reads the same settings."""
+        return {**os.environ, **self.env, "ROLLING_GRAPH_HOME": self.home_dir}
 
     @property
     def home(self) -> Path:
@@ -166,22 +256,24 @@ class Settings:
 #: Named presets for the render budget (``ROLLING_GRAPH_BUDGET_TOKENS`` overrides).
 BUDGET_PRESETS: dict[str, int] = {"lean": 400, "default": 800, "rich": 1500}
 
-_PROBE_BACKENDS = ("auto", "anthropic", "ollama", "offline")
+_PROBE_BACKENDS = ("auto", "anthropic", "ollama", "claude", "offline")
+#: Set in the environment of a ``claude`` probe's child: every rgraph-hook in it returns at once.
+PROBE_CHILD_ENV = "ROLLING_GRAPH_PROBE_CHILD"
 _PROBE_MODES = ("async", "sync")
 
 
 def default_home(env: dict[str, str] | os._Environ[str] | None = None) -> str:
-    """The state directory: ``$ROLLING_GRAPH_HOME``, else ``$CLAUDE_PLUGIN_DATA``, else
-    ``~/.claude/rolling-graph``."""
+    """The state directory: ``$ROLLING_GRAPH_HOME``, else ``~/.claude/rolling-graph``.
+
+    Never ``$CLAUDE_PLUGIN_DATA``: Claude Code sets it for the plugin's hooks but not for a
+    terminal, so state kept there was invisible to ``rgraph`` (see :mod:`rolling_graph.adopt`)."""
     env = os.environ if env is None else env
     if env.get("ROLLING_GRAPH_HOME"):
         return os.path.expanduser(env["ROLLING_GRAPH_HOME"])
-    if env.get("CLAUDE_PLUGIN_DATA"):
-        return os.path.expanduser(env["CLAUDE_PLUGIN_DATA"])
-    return os.path.join(os.path.expanduser("~"), ".claude", "rolling-graph")
+    return os.path.join(env.get("HOME") or os.path.expanduser("~"), ".claude", "rolling-graph")
 
 
-def _section(data: dict[str, Any], name: str, cls: type) -> Any:
+def _section(data: dict[str, Any], name: str, cls: type[_Strategy]) -> Any:
     raw = data.get(name, {})
     if not isinstance(raw, dict):
         raise ConfigError(f"config.toml: [{name}] must be a table")
@@ -211,6 +303,8 @@ def load_settings(env: dict[str, str] | os._Environ[str] | None = None) -> Setti
     home = default_home(env)
     data: dict[str, Any] = {}
     cfg = os.path.join(home, "config.toml")
+    if os.path.exists(cfg) and not os.path.isfile(cfg):
+        raise ConfigError(f"{cfg} is not a file; move it away (a directory there is not a configuration)")
     if os.path.isfile(cfg):
         import tomllib  # only when a config file exists
 
@@ -223,6 +317,7 @@ def load_settings(env: dict[str, str] | os._Environ[str] | None = None) -> Setti
     decay = _section(data, "decay", DecaySettings)
     render = _section(data, "render", RenderSettings)
     probe = _section(data, "probe", ProbeSettings)
+    db = _section(data, "db", DbSettings)
     dsn = data.get("dsn")
     if dsn is not None and not isinstance(dsn, str):
         raise ConfigError("config.toml: dsn must be a string (a PostgreSQL connection URL)")
@@ -235,6 +330,11 @@ def load_settings(env: dict[str, str] | os._Environ[str] | None = None) -> Setti
         probe = replace(probe, mode=env["ROLLING_GRAPH_PROBE_MODE"].strip().lower())
     if env.get("ROLLING_GRAPH_BUDGET_TOKENS"):
         render = replace(render, budget_tokens=_positive_int("ROLLING_GRAPH_BUDGET_TOKENS", env["ROLLING_GRAPH_BUDGET_TOKENS"]))
+    if env.get("ROLLING_GRAPH_DB_IDLE_S"):
+        try:
+            db = replace(db, idle_stop_s=float(env["ROLLING_GRAPH_DB_IDLE_S"]))
+        except ValueError as exc:
+            raise ConfigError(f"ROLLING_GRAPH_DB_IDLE_S={env['ROLLING_GRAPH_DB_IDLE_S']!r} must be a number of seconds") from exc
     if env.get("OLLAMA_HOST"):
         host = env["OLLAMA_HOST"]
         probe = replace(probe, ollama_host=host if "://" in host else f"http://{host}")
@@ -249,9 +349,42 @@ def load_settings(env: dict[str, str] | os._Environ[str] | None = None) -> Setti
         raise ConfigError("config.toml: warm must be true or false")
 
     if probe.backend not in _PROBE_BACKENDS:
-        raise ConfigError(f"ROLLING_GRAPH_PROBE={probe.backend!r} is not one of {', '.join(_PROBE_BACKENDS)}")
+        where = "ROLLING_GRAPH_PROBE" if env.get("ROLLING_GRAPH_PROBE") else f"{cfg}: [probe] backend"
+        raise ConfigError(f"{where}={probe.backend!r} is not one of {', '.join(_PROBE_BACKENDS)}")
     if probe.mode not in _PROBE_MODES:
-        raise ConfigError(f"ROLLING_GRAPH_PROBE_MODE={probe.mode!r} is not one of {', '.join(_PROBE_MODES)}")
+        where = "ROLLING_GRAPH_PROBE_MODE" if env.get("ROLLING_GRAPH_PROBE_MODE") else f"{cfg}: [probe] mode"
+        raise ConfigError(f"{where}={probe.mode!r} is not one of {', '.join(_PROBE_MODES)}")
     if render.budget_tokens < 50:
         raise ConfigError(f"budget_tokens={render.budget_tokens} is too small; use at least 50")
-    return Settings(home=home, dsn=dsn, gate=gate, decay=decay, render=render, probe=probe, warm=warm)
+    graduation = _graduation(data)
+    clock = None
+    if env.get("ROLLING_GRAPH_NOW"):
+        try:
+            clock = Clock.at(env["ROLLING_GRAPH_NOW"])
+        except ValueError as exc:
+            raise ConfigError(f"ROLLING_GRAPH_NOW: {exc}") from None
+    embedder = (env.get("ROLLING_GRAPH_EMBEDDER") or "auto").strip().lower()
+    if embedder not in EMBEDDERS:
+        raise ConfigError(f"ROLLING_GRAPH_EMBEDDER={embedder!r} is not one of auto, ollama, lexical")
+    own = {k: v for k, v in env.items() if k.startswith(_CHILD_ENV_PREFIX)}
+    return Settings(home=home, dsn=dsn, gate=gate, decay=decay, render=render, probe=probe, warm=warm, db=db,
+                    graduation=graduation, clock=clock, embedder=embedder, reviewer=env.get("ROLLING_GRAPH_REVIEWER") or None, env=own)
+
+
+def _graduation(data: dict[str, Any]) -> GraduationSettings:
+    """``[graduation]``: a named preset, then single fields overriding it."""
+    section = data.get("graduation", {})
+    if not isinstance(section, dict):
+        raise ConfigError("config.toml: [graduation] must be a table")
+    values = dict(section)
+    preset = values.pop("preset", "default")
+    if preset not in GRADUATION_PRESETS:
+        raise ConfigError(f"config.toml: graduation.preset={preset!r} is not one of {', '.join(GRADUATION_PRESETS)}")
+    known = GraduationSettings.field_names()
+    for key in values:
+        if key not in known:
+            raise ConfigError(f"config.toml: unknown setting graduation.{key} (known: preset, {', '.join(known)})")
+    try:
+        return GraduationSettings(**{**GRADUATION_PRESETS[preset].as_dict(), **values})
+    except TypeError as exc:
+        raise ConfigError(f"config.toml: [graduation] {exc}") from exc

@@ -1,6 +1,6 @@
-"""Distance-from-focus decay with a time factor (the design spec, decision 8).
+"""Distance-from-focus decay with a time factor (docs/architecture.md, "Weights and decay").
 
-The spec's formula, applied once per probe cycle::
+The formula, applied once per probe cycle::
 
     new_weight = weight * (1 - decay_rate * distance_factor) * time_factor
 
@@ -8,7 +8,7 @@ read as follows (documented choices, tested in ``tests/test_decay.py``):
 
 * ``distance_factor`` = hops from the focus cluster over edges in either direction,
   capped at ``max_hops``; a node with no path to the focus counts as ``max_hops``.
-* The spec's key property — *recently activated nodes resist distance decay because their
+* The formula's key property — *recently activated nodes resist distance decay because their
   time factor has not eroded yet* — is made explicit: the distance term is scaled by
   ``1 - recency`` where ``recency = 2 ** (-age / half_life_hours)`` and ``age`` is the time
   since ``last_activated``. A node activated a moment ago loses nothing to distance.
@@ -28,16 +28,16 @@ from .weights import node_floor, round_w
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
-    from typing import Any
 
     from .config import DecaySettings
+    from .types import Edge, GraphDoc, Node
 
 
-def hops_from(focus: list[str], nodes: dict[str, Any], edges: dict[str, Any], cap: int) -> dict[str, int]:
+def hops_from(focus: list[str], nodes: dict[str, Node], edges: dict[str, Edge], cap: int) -> dict[str, int]:
     """Undirected hop distance of every node from the focus set, capped at ``cap``."""
     adjacency: dict[str, list[str]] = {}
     for edge in edges.values():
-        s, t = edge.get("source"), edge.get("target")
+        s, t = edge["source"], edge["target"]
         if s in nodes and t in nodes:
             adjacency.setdefault(s, []).append(t)
             adjacency.setdefault(t, []).append(s)
@@ -82,14 +82,14 @@ def decayed_weight(
     return max(floor, min(1.0, max(0.0, weight * distance_term * time_factor)))
 
 
-def decay_graph(graph: dict[str, Any], now: datetime, settings: DecaySettings) -> None:
+def decay_graph(graph: GraphDoc, now: datetime, settings: DecaySettings) -> None:
     """Decay every node in place, relative to the current focus; records the pass time."""
-    nodes = graph.get("nodes", {})
+    nodes = graph["nodes"]
     last = parse_iso(graph.get("last_decay_at"))
     elapsed_h = max(0.0, (now - last).total_seconds() / 3600.0) if last else 0.0
-    dist = hops_from(graph.get("focus", []), nodes, graph.get("edges", {}), settings.max_hops)
+    dist = hops_from(graph["focus"], nodes, graph["edges"], settings.max_hops)
     for nid, node in nodes.items():
-        rec = recency(parse_iso(node.get("last_activated")), now, settings.half_life_hours)
-        new = decayed_weight(float(node.get("weight", 0.0)), dist.get(nid, settings.max_hops), rec, elapsed_h, settings, node_floor(node, settings))
+        rec = recency(parse_iso(node["last_activated"]), now, settings.half_life_hours)
+        new = decayed_weight(node["weight"], dist.get(nid, settings.max_hops), rec, elapsed_h, settings, node_floor(node, settings))
         node["weight"] = round_w(new)
     graph["last_decay_at"] = iso(now)

@@ -2,7 +2,7 @@
 
 * named entities: file paths, code spans, CamelCase and snake_case names, capitalised
   names, known technology names
-* domain classification into the spec's four domains by keyword evidence
+* domain classification into the four domains (``model.DOMAINS``) by keyword evidence
 * decision and correction language, and the statement a decision makes
 """
 
@@ -23,6 +23,7 @@ _CAMEL_RE = lazy(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[a-z]+(?:[A-Z][a-z0-9
 _SNAKE_RE = lazy(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 _CAPS_RE = lazy(r"\b[A-Z][a-zA-Z0-9+#.]*[a-zA-Z0-9+#](?:\s+[A-Z][a-zA-Z0-9+#]+)*\b")
 _WORD_RE = lazy(r"[a-z0-9][a-z0-9+#.-]*")
+_TECH_WORD_RE = lazy(r"(?<![\w/.-])[A-Za-z0-9][A-Za-z0-9+#]*(?![\w/-])")
 _SENTENCE_RE = lazy(r"(?<=[.!?;])\s+|\n+")
 
 #: Capitalised words that are not names.
@@ -79,7 +80,7 @@ DOMAIN_WORDS: dict[str, frozenset[str]] = {
 
 DECISION_RE = lazy(
     r"\b(let'?s go with|let us go with|let'?s use|we(?:'ll| will) (?:go with|use)|i(?:'ve| have)? decided|we(?:'ve| have)? decided|"
-    r"decided (?:to|on)|decision(?: is)?:|the plan is|going with|we should use|settled on|opt(?:ing)? for|"
+    r"decided (?:to|on)|decision(?: is)?:|we (?:chose|picked)|the plan is|going with|we should use|settled on|opt(?:ing)? for|"
     r"switch(?:ing)? to|standardi[sz]e on|from now on|always use|never use|we(?:'re| are) using)\b"
     # A sentence that opens with an imperative choice is a decision too: "Use a Lua script…".
     r"|(?:^|(?<=[.!?;] )|(?<=\n))(?:use|store|keep|put|host|deploy)\b(?= (?:the |a |an )?[\w./-]+)",
@@ -117,13 +118,22 @@ def _good_name(name: str) -> bool:
     return 2 <= len(name) <= 60 and not name.isdigit()
 
 
-def names_in(text: str) -> list[tuple[str, str]]:
-    """Named things in free text as ``(label, kind)``; files are left to :func:`paths_in`."""
+#: Placeholders and markers that look like names but are not: upstream redaction
+#: (``/home/USER/``), Claude Code's interrupt marker, template words.
+PLACEHOLDERS = frozenset({"USER", "USERNAME", "REDACTED", "HOME", "PATH", "TOKEN", "SECRET", "Request", "TODO"})
+
+
+def names_in(text: str, *, caps: bool = True) -> list[tuple[str, str]]:
+    """Named things in free text as ``(label, kind)``; files are left to :func:`paths_in`.
+
+    ``caps=False`` leaves out capitalised words (the weakest evidence of a name): for text
+    that is not the user's own, such as a compaction summary or the assistant's notes.
+    """
     out: dict[str, tuple[str, str]] = {}
 
     def put(label: str, kind: str) -> None:
         label = label.strip(" .,:;!?'\"()[]{}")
-        if _good_name(label):
+        if _good_name(label) and label not in PLACEHOLDERS:
             out.setdefault(slugify(label), (label, kind))
 
     for m in _CODE_RE.finditer(text):
@@ -134,7 +144,7 @@ def names_in(text: str) -> list[tuple[str, str]]:
         put(m.group(0), "entity" if m.group(0).lower() in TECH else "symbol")
     for m in _SNAKE_RE.finditer(text):
         put(m.group(0), "symbol")
-    for sent in sentences(text):
+    for sent in sentences(text) if caps else []:
         for m in _CAPS_RE.finditer(sent):
             raw = m.group(0).split()
             words = [w for w in raw if w not in _STOP]
@@ -144,9 +154,9 @@ def names_in(text: str) -> list[tuple[str, str]]:
             if sentence_initial and len(words) == 1 and words[0].lower() not in TECH and not _looks_like_name(words[0]):
                 continue  # a capitalised first word of a sentence is usually just a word
             put(" ".join(words), "entity")
-    for word in _WORD_RE.findall(text.lower()):
-        if word in TECH:
-            put(word, "entity")
+    for m in _TECH_WORD_RE.finditer(text):
+        if m.group(0).lower() in TECH:
+            put(m.group(0), "entity")  # as written: "Terraform", not "terraform"
     return list(out.values())
 
 
@@ -186,7 +196,7 @@ _REASON_CUT_RE = lazy(r"[,;:(]|\s[—–]\s|\s(?:since|because|so|so that|which|
 _LEAD_VERBS = frozenset(
     """use deploy add write build move keep switch run ship store send put make drop remove replace rename
     split merge cache index migrate host adopt pick choose prefer stick start stop skip avoid never always
-    call name go rewrite document test require support fall retry limit""".split()
+    call name go rewrite document test require support fall retry limit log""".split()
 )
 
 

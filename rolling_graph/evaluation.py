@@ -10,7 +10,7 @@ Gate: a replay event at which the gate fired is a true positive when gold fires 
 same index; a gold ``dead_man`` firing also accepts a firing one event early or late.
 Stale: a superseded decision listed under a survival point's ``stale`` is "presented as
 current" when some line of the injected text matches it and does not say ``supersed``
-(the spec: retrieval prefers the newer decision; the older one may be shown as such).
+(retrieval prefers the newer decision; the older one may be shown as such).
 
 Baselines get the same token budget and the same event stream:
 
@@ -29,12 +29,17 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .transcript import HookEvent
+from .replay import ReplayOptions, replay
+from .transcript import HookEvent, parse_transcripts
+
+if TYPE_CHECKING:
+    from .types import GraphDoc, Node
 
 CHARS_PER_TOKEN = 3.0
 BASELINES = ("none", "recent", "frequent", "full_dump")
@@ -63,17 +68,17 @@ def matches_text(entity: dict[str, Any], text_slug: str) -> bool:
     return any(alt in text_slug for alt in entity["match"])
 
 
-def matches_node(entity: dict[str, Any], node_id: str, node: dict[str, Any]) -> bool:
-    return matches_text(entity, slug(node_id)) or matches_text(entity, slug(str(node.get("label", ""))))
+def matches_node(entity: dict[str, Any], node_id: str, node: Node | None) -> bool:
+    return matches_text(entity, slug(node_id)) or (node is not None and matches_text(entity, slug(node["label"])))
 
 
 def recall(entities: Sequence[dict[str, Any]], hit: Iterable[str]) -> float:
     return len(set(hit)) / len(entities) if entities else 1.0
 
 
-def graph_hits(entities: Sequence[dict[str, Any]], docs: Iterable[dict[str, Any]]) -> list[str]:
+def graph_hits(entities: Sequence[dict[str, Any]], docs: Iterable[GraphDoc]) -> list[str]:
     """Keys of gold entities present as nodes in any of ``docs``."""
-    nodes = [(nid, n) for doc in docs for nid, n in (doc.get("nodes") or {}).items() if isinstance(n, dict)]
+    nodes = [(nid, n) for doc in docs for nid, n in doc["nodes"].items()]
     return [e["key"] for e in entities if any(matches_node(e, nid, n) for nid, n in nodes)]
 
 
@@ -113,19 +118,19 @@ def stale_as_current(entities: Sequence[dict[str, Any]], text: str | None) -> li
     return out
 
 
-def supersedes_hits(gold: Sequence[dict[str, str]], by_key: dict[str, dict[str, Any]], docs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+def supersedes_hits(gold: Sequence[dict[str, str]], by_key: dict[str, dict[str, Any]], docs: Iterable[GraphDoc]) -> list[dict[str, Any]]:
     docs = list(docs)
     out = []
     for pair in gold:
         newer, older = by_key[pair["newer"]], by_key[pair["older"]]
         found = False
         for doc in docs:
-            nodes = doc.get("nodes") or {}
-            for edge in (doc.get("edges") or {}).values():
-                if not isinstance(edge, dict) or edge.get("relationship") != "supersedes":
+            nodes = doc["nodes"]
+            for edge in doc["edges"].values():
+                if edge["relationship"] != "supersedes":
                     continue
-                src, dst = str(edge.get("source")), str(edge.get("target"))
-                if matches_node(newer, src, nodes.get(src, {})) and matches_node(older, dst, nodes.get(dst, {})):
+                src, dst = edge["source"], edge["target"]
+                if matches_node(newer, src, nodes.get(src)) and matches_node(older, dst, nodes.get(dst)):
                     found = True
         out.append({**pair, "found": found})
     return out
@@ -177,7 +182,8 @@ def event_text(event: HookEvent) -> str:
         return str(p.get("prompt", ""))
     if event.hook_event_name != "PostToolUse":
         return ""
-    inp = p.get("tool_input") if isinstance(p.get("tool_input"), dict) else {}
+    raw = p.get("tool_input")
+    inp = raw if isinstance(raw, dict) else {}
     parts = [str(v) for k, v in inp.items() if isinstance(v, str) and k in ("file_path", "command", "pattern", "path", "description", "prompt")]
     resp = p.get("tool_response")
     if p.get("tool_name") != "Read":
@@ -220,19 +226,18 @@ def names_block(heading: str, names: Sequence[str], budget_tokens: int) -> str:
     return truncate_to_budget(f"{heading}: " + ", ".join(names), budget_tokens) if names else ""
 
 
-def dump_block(doc: dict[str, Any] | None, budget_tokens: int) -> str:
+def dump_block(doc: GraphDoc | None, budget_tokens: int) -> str:
     if not doc:
         return ""
     lines = ["Graph dump:"]
-    for nid, n in (doc.get("nodes") or {}).items():
-        if isinstance(n, dict):
-            lines.append(f"- {n.get('label', nid)} [{n.get('domain')}] w={float(n.get('weight', 0) or 0):.2f}")
-    for key in (doc.get("edges") or {}):
+    for n in doc["nodes"].values():
+        lines.append(f"- {n['label']} [{n['domain']}] w={n['weight']:.2f}")
+    for key in doc["edges"]:
         lines.append(f"- {key}")
     return truncate_to_budget("\n".join(lines), budget_tokens)
 
 
-def baseline_block(kind: str, named: Sequence[tuple[int, list[str]]], upto: int | None, doc: dict[str, Any] | None, budget_tokens: int) -> str:
+def baseline_block(kind: str, named: Sequence[tuple[int, list[str]]], upto: int | None, doc: GraphDoc | None, budget_tokens: int) -> str:
     """The block a baseline would inject before event ``upto`` (``None``: at the end)."""
     if kind == "none":
         return ""
@@ -255,13 +260,13 @@ def injection_points(events: Sequence[HookEvent]) -> list[int]:
     return [e.index for e in events if e.hook_event_name in ("UserPromptSubmit", "SessionStart")]
 
 
-def snapshot_before(snapshots: dict[int, dict[str, Any]], index: int) -> dict[str, Any] | None:
+def snapshot_before(snapshots: Mapping[int, GraphDoc], index: int) -> GraphDoc | None:
     earlier = [i for i in snapshots if i < index]
     return snapshots[max(earlier)] if earlier else None
 
 
-def evaluate_fixture(gold: dict[str, Any], events: Sequence[HookEvent], records: Sequence[Any], final_docs: Sequence[dict[str, Any]],
-                     snapshots: dict[int, dict[str, Any]], budget: int) -> dict[str, Any]:
+def evaluate_fixture(gold: dict[str, Any], events: Sequence[HookEvent], records: Sequence[Any], final_docs: Sequence[GraphDoc],
+                     snapshots: Mapping[int, GraphDoc], budget: int) -> dict[str, Any]:
     """Scores for the project and for each baseline, on one fixture at one budget."""
     entities = gold["entities"]
     by_key = {e["key"]: e for e in entities}
@@ -294,7 +299,7 @@ def evaluate_fixture(gold: dict[str, Any], events: Sequence[HookEvent], records:
     baselines: dict[str, Any] = {}
     points = injection_points(events)
     named = named_events(events)
-    avg_line = len(dump_block(final_doc, 10**6)) / max(1, len((final_doc or {}).get("nodes", {})) + len((final_doc or {}).get("edges", {})))
+    avg_line = len(dump_block(final_doc, 10**6)) / max(1, len(final_doc["nodes"]) + len(final_doc["edges"]) if final_doc else 0)
     for kind in BASELINES:
         surv = []
         stale_points = []
@@ -335,11 +340,6 @@ def load_gold(fixtures_dir: Path) -> list[dict[str, Any]]:
 def run_evaluation(fixtures_dir: Path, budgets: Sequence[int] = (800, 400), names: Sequence[str] | None = None,
                    home: Path | None = None) -> dict[str, Any]:
     """Replay every gold fixture at each budget (offline probe, sync, transcript clock) and score it."""
-    import tempfile
-
-    from .replay import ReplayOptions, replay
-    from .transcript import parse_transcripts
-
     rows = []
     base = home or Path(tempfile.mkdtemp(prefix="rgraph-eval-"))
     for gold in load_gold(fixtures_dir):

@@ -1,11 +1,14 @@
 """Hook payloads → compact pending events (the probe's input batch).
 
 Everything in a payload is untrusted: values are coerced to strings and bounded (head and
-tail kept, with an elision marker). Prompts are redacted here. Tool results, most of a
-session's events, are recorded as they are, in the session's 0600 state file beside
-Claude Code's own transcript of the same text. The probe redacts every event before a
-model sees it or anything is journaled (see :func:`redact_batch`), so a tool result costs
-the hook no regular expression at all.
+tail kept, with an elision marker). ``<private>`` spans leave every field (text, paths,
+structured data) here, before any cut, by plain string scanning. Prompts also go through
+the own secret rules here (:func:`rolling_graph.redact.redact_fast`). Tool results, most
+of a session's events, are otherwise recorded as they are, in the session's 0600 state
+file beside Claude Code's own transcript of the same text. The probe redacts every field
+of every event in full (own rules and ``detect-secrets``) before a model sees it or
+anything is journaled (see :func:`redact_batch`), so a tool result costs the hook no
+regular expression at all.
 """
 
 from __future__ import annotations
@@ -14,56 +17,92 @@ from . import jsonio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from datetime import datetime
     from typing import Any
+
+    from .types import PendingEvent
 
 #: Characters of text kept per event (head and tail).
 TEXT_MAX = 2400
 PATHS_MAX = 12
 _PATH_KEYS = ("file_path", "path", "notebook_path")
-_ERROR_MARKERS = ("Traceback (most recent call last)", "Error:", "error:", "FAILED", "panicked at", "Exception:", "fatal:")
+#: What marks a line of tool output as reporting an error. One list: the event's ``error``
+#: flag and the gate's error signature (:func:`first_error_line`) both read it.
+ERROR_WORDS = ("Traceback (most recent call last)", "Error:", "error:", "Exception:", "FAILED", "fatal:", "panicked at")
 
 
-def _iso(dt: Any) -> str:
+def _iso(dt: datetime) -> str:
     from .model import iso
 
     return iso(dt)
 
 
-def redact_batch(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def redact_batch(events: list[PendingEvent]) -> list[PendingEvent]:
     """Redacted copies of pending events: what a probe may see and the journal may keep.
 
     Events marked ``paths_from_text`` (a compaction summary) get their paths here, from the
     redacted text: the SessionStart hook that queued them skips the entity grammar.
     """
-    out = []
+    from .redact_private import map_strings
+
+    out: list[PendingEvent] = []
     for e in events:
-        event = dict(e, text=redact(str(e.get("text") or "")))
+        event: PendingEvent = {**e, "text": redact(e["text"]), "paths": [redact(p) for p in e["paths"]]}
+        if "data" in e:
+            event["data"] = map_strings(e["data"], redact)
         if event.pop("paths_from_text", False):
             from .entities import paths_in
 
-            event["paths"] = list(dict.fromkeys([*event.get("paths", []), *paths_in(event["text"])]))[:PATHS_MAX]
+            event["paths"] = list(dict.fromkeys([*event["paths"], *paths_in(event["text"])]))[:PATHS_MAX]
         out.append(event)
     return out
 
 
+#: How far a cut may move back (head) or forward (tail) to fall on whitespace.
+_SNAP = 120
+
+
 def bounded(text: str, limit: int = TEXT_MAX) -> str:
+    """Head and tail of ``text`` within ``limit``. ``<private>`` spans go before the cut (a
+    span whose opening tag fell in the elided middle would send its tail), and the cut
+    moves back to whitespace nearby, so a token is dropped whole rather than halved."""
+    if len(text) <= limit:
+        return text
+    from .redact_private import redact_private
+
+    text = redact_private(text)
     if len(text) <= limit:
         return text
     head, tail = limit * 2 // 3, limit // 3
-    return f"{text[:head]}\n[… {len(text) - head - tail} chars elided …]\n{text[-tail:]}"
+    snap = min(_SNAP, tail // 4)
+    cut_head = max(text.rfind(c, head - snap, head) for c in " \n\t")
+    cut_tail = [i for i in (text.find(c, len(text) - tail, len(text) - tail + snap) for c in " \n\t") if i >= 0]
+    head_end = cut_head if cut_head > 0 else head
+    tail_start = min(cut_tail) if cut_tail else len(text) - tail
+    return f"{text[:head_end]}\n[… {tail_start - head_end} chars elided …]\n{text[tail_start:]}"
 
 
 def redact(text: str) -> str:
+    """Everything (the probe's side): ``<private>``, own rules, ``detect-secrets``."""
     from .redact import redact as _redact
 
     return _redact(text)
+
+
+def redact_fast(text: str) -> str:
+    """What the hook can afford for a prompt: ``<private>`` and the own rules (no library)."""
+    from .redact import redact_fast as _redact_fast
+
+    return _redact_fast(text)
 
 
 def _as_text(value: Any, limit: int) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
-        return value[: limit * 4]
+        if len(value) > limit * 4:  # keep the end too: a test run's summary is its last line
+            return f"{value[: limit * 2]}\n[…]\n{value[-limit * 2 :]}"
+        return value
     try:
         return jsonio.dumps(value, default=str)[: limit * 4]
     except (TypeError, ValueError):
@@ -98,41 +137,80 @@ def _tool_text(tool: str, tool_input: Any, response: Any) -> tuple[str, bool]:
     if out and tool not in ("Edit", "MultiEdit", "Write", "NotebookEdit", "Read"):
         parts.append(out)
     text = "\n".join(p for p in parts if p)
-    if any(marker in out for marker in _ERROR_MARKERS):
+    if any(word in out for word in ERROR_WORDS):
         is_error = True
     return text, is_error
 
 
-def event_from_payload(event_name: str, payload: dict[str, Any], event_id: str, at: Any) -> dict[str, Any]:
-    """A pending event for the probe, from one hook payload (``at``: ISO string or datetime)."""
+def first_error_line(text: str) -> str | None:
+    """The first line of a tool result that reports an error, stripped. A Python
+    traceback's header yields to the line that names the exception (the header is the same
+    for every traceback, so it would make every failure look like the last one)."""
+    header = None
+    for line in text.splitlines():
+        if any(word in line for word in ERROR_WORDS):
+            if not line.startswith("Traceback ("):
+                return line.strip()
+            header = header or line.strip()
+    return header
+
+
+def event_from_payload(event_name: str, payload: dict[str, Any], event_id: str, at: str | datetime) -> PendingEvent:
+    """A pending event for the probe, from one hook payload (``at``: ISO string or datetime).
+
+    A tool event keeps its paths as the tool named them and the payload's ``cwd``: the gate
+    makes them relative to the session's root (:func:`rolling_graph.gate.settle_paths`).
+    Its ``data`` holds the structured fields the probe folds (:mod:`rolling_graph.tool_data`).
+    ``PostToolUseFailure`` (a failed call: ``error`` instead of ``tool_response``) is a tool
+    event whose result is that error.
+    """
     tool = None
     is_error = False
     paths: list[str] = []
-    if event_name == "PostToolUse":
+    data: dict[str, Any] = {}
+    if event_name in ("PostToolUse", "PostToolUseFailure"):
+        from .tool_data import tool_data
+
         tool = str(payload.get("tool_name") or "tool")[:60]
-        text, is_error = _tool_text(tool, payload.get("tool_input"), payload.get("tool_response"))
+        response = payload.get("tool_response")
+        if event_name == "PostToolUseFailure":
+            response = "Error: " + _as_text(payload.get("error") or "tool call failed", TEXT_MAX)
+        text, is_error = _tool_text(tool, payload.get("tool_input"), response)
+        data = tool_data(tool, payload.get("tool_input"), response)
+        is_error = is_error or bool(data.get("failed"))
         inp = payload.get("tool_input")
         if isinstance(inp, dict):
             for key in _PATH_KEYS:
                 if isinstance(inp.get(key), str):
                     paths.append(inp[key])
-        text = bounded(text)  # redacted by the probe (redact_batch) before any use
+        # <private> spans leave every field here, before any cut (no ``re``: plain scanning);
+        # secrets are the probe's (redact_batch), before any use.
+        from .redact_private import map_strings, redact_private
+
+        text = bounded(redact_private(text))
+        paths = [redact_private(p) for p in paths]
+        data = map_strings(data, redact_private)
+        event_name = "PostToolUse"
     else:
         text = _as_text(payload.get("prompt") or payload.get("text") or "", TEXT_MAX)
-        text = bounded(redact(text))  # redact first: a cut must not split a secret or a <private> span
+        text = bounded(redact_fast(text))  # redact first: a cut must not split a secret or a <private> span
         if event_name == "CompactSummary":  # once per compaction, read by the probe: paths found there
             return {**_event(event_id, event_name, at, text, None, [], False), "paths_from_text": True}
         from .entities import paths_in
 
         paths.extend(paths_in(text))
-    cwd = payload.get("cwd")
+    event = _event(event_id, event_name, at, text, tool, paths, is_error)
+    if data:
+        event["data"] = data
+    cwd, transcript = payload.get("cwd"), payload.get("transcript_path")
     if isinstance(cwd, str) and cwd:
-        prefix = cwd.rstrip("/") + "/"
-        paths = [p[len(prefix):] if p.startswith(prefix) else p for p in paths]
-    return _event(event_id, event_name, at, text, tool, paths, is_error)
+        event["cwd"] = cwd[:1000]
+    if isinstance(transcript, str) and transcript:
+        event["transcript"] = transcript[:1000]
+    return event
 
 
-def _event(event_id: str, event_name: str, at: Any, text: str, tool: str | None, paths: list[str], error: bool) -> dict[str, Any]:
+def _event(event_id: str, event_name: str, at: str | datetime, text: str, tool: str | None, paths: list[str], error: bool) -> PendingEvent:
     return {
         "id": event_id,
         "event": event_name,

@@ -1,4 +1,4 @@
-"""The focus cluster: the 3–5 most active nodes of the session (the spec, decision 8).
+"""The focus cluster: the 3–5 most active nodes of the session (docs/architecture.md, "Focus").
 
 Activity is weight scaled by recency and by kind, so a heavy node nobody touched for a day
 yields to the thing being worked on now, and a decision outranks the command that was
@@ -13,10 +13,11 @@ from .model import parse_iso
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Container
     from datetime import datetime
-    from typing import Any
 
     from .config import DecaySettings
+    from .types import Edge, GraphDoc, Node
 
 #: A node joins the focus only if its activity is at least this share of the top one's.
 RELATIVE_CUTOFF = 0.5
@@ -36,35 +37,43 @@ KIND_FACTOR: dict[str, float] = {
 }
 
 
-def rejected_ids(nodes: dict[str, Any], edges: dict[str, Any], old: set[str]) -> set[str]:
+def rejected_ids(nodes: dict[str, Node], edges: dict[str, Edge], old: Container[str]) -> set[str]:
     """Options a live decision or correction turned away from (``D|contradicts|X``);
-    ``old``: :func:`superseded_ids` of the same edges (the callers have it already)."""
+    ``old``: :func:`superseded_by` of the same edges (the callers have it already)."""
     out = set()
     for key in edges:
         if "|contradicts|" in key:
             source, _, target = key.split("|")
             src = nodes.get(source)
-            if src and src.get("kind") in ("decision", "correction") and source not in old:
+            if src and src["kind"] in ("decision", "correction") and source not in old:
                 out.add(target)
     return out
 
 
-def superseded_ids(edges: dict[str, Any]) -> set[str]:
-    # Edge keys are "source|verb|target": no need to open every edge.
-    return {k.rsplit("|", 1)[1] for k in edges if "|supersedes|" in k}
+def superseded_by(edges: dict[str, Edge]) -> dict[str, list[str]]:
+    """Which nodes are superseded, and by what: ``old id → [ids of the newer nodes]``.
+
+    The one answer to the question (focus, renderer and the CLI's views ask it here).
+    Edge keys are ``source|verb|target``: no need to open every edge.
+    """
+    out: dict[str, list[str]] = {}
+    for key in edges:
+        if "|supersedes|" in key:
+            out.setdefault(key.rsplit("|", 1)[1], []).append(key.split("|", 1)[0])
+    return out
 
 
-def activity(node: dict[str, Any], now: datetime, settings: DecaySettings) -> float:
-    rec = recency(parse_iso(node.get("last_activated")), now, settings.half_life_hours)
-    return float(node.get("weight", 0.0)) * (0.5 + 0.5 * rec) * KIND_FACTOR.get(str(node.get("kind")), 0.8)
+def activity(node: Node, now: datetime, settings: DecaySettings) -> float:
+    rec = recency(parse_iso(node["last_activated"]), now, settings.half_life_hours)
+    return node["weight"] * (0.5 + 0.5 * rec) * KIND_FACTOR.get(node["kind"], 0.8)
 
 
-def focus_cluster(graph: dict[str, Any], now: datetime, settings: DecaySettings) -> list[str]:
+def focus_cluster(graph: GraphDoc, now: datetime, settings: DecaySettings) -> list[str]:
     """Ids of the focus cluster, most active first (deterministic: ties broken by id)."""
-    nodes = graph.get("nodes", {})
-    edges = graph.get("edges", {})
-    superseded = superseded_ids(edges)
-    old = superseded | rejected_ids(nodes, edges, superseded)
+    nodes = graph["nodes"]
+    edges = graph["edges"]
+    superseded = superseded_by(edges)
+    old = superseded.keys() | rejected_ids(nodes, edges, superseded)
     ranked = sorted(
         ((activity(n, now, settings), nid) for nid, n in nodes.items() if nid not in old),
         key=lambda pair: (-pair[0], pair[1]),

@@ -1,6 +1,6 @@
 """The heuristic gate: a cheap check on every event that decides when to probe.
 
-The spec's four triggers fire the probe — a new named entity not in the graph, a domain
+Four triggers fire the probe (docs/architecture.md, "Gate") — a new named entity not in the graph, a domain
 shift, decision language, correction language — and so does the dead man's switch (8
 events without a probe). Real sessions are mostly tool calls, so tool events are held to
 a stricter standard: a new file path alone does not fire; unseen paths accumulate and
@@ -10,39 +10,47 @@ Everything the probe needs is batched in ``gate.pending`` until it runs.
 
 from __future__ import annotations
 
-from .model import slugify
+from .events import first_error_line
+from .filepaths import file_id, find_root, is_harness_path, relativize
+from .model import name_id, slugify
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Container
 
     from .config import GateSettings
+    from .types import GateState, PendingEvent
 
-#: Most events held for the next probe; beyond it the oldest are dropped (and counted).
+#: Most events one probe round sends to a model. More can queue while a probe runs (a slow
+#: or hanging model): the next probe folds the oldest offline and sends the newest this many.
 PENDING_MAX = 40
+#: Hard bound of the queue (it lives in the state file, rewritten on every event): a probe
+#: stuck this long loses the oldest events, counted here and journaled by the next probe.
+QUEUE_MAX = 10 * PENDING_MAX
 #: Unseen names remembered between probes so one name fires once.
 SEEN_MAX = 200
 #: Share of keyword evidence a prompt needs before its domain counts as a shift.
 DOMAIN_CONFIDENCE = 0.6
 
 
-def _unseen(ids: list[str], nodes: dict[str, Any], seen: set[str]) -> list[str]:
+def _unseen(ids: list[str], nodes: Container[str], seen: set[str]) -> list[str]:
     return [i for i in ids if i not in nodes and i not in seen]
 
 
-def check(event: dict[str, Any], nodes: dict[str, Any], gate: dict[str, Any], settings: GateSettings) -> list[str]:
+def check(event: PendingEvent, nodes: Container[str], gate: GateState, settings: GateSettings) -> list[str]:
     """The reasons this event fires the probe (empty: it does not). Mutates ``gate``.
 
     ``event`` is a pending event (:func:`rolling_graph.events.event_from_payload`);
     ``nodes`` the hot graph's nodes; ``gate`` the persisted gate state.
     ``events_since_probe`` counts events since the probe was last *requested*.
     """
+    settle_paths(event, gate)
     reasons: list[str] = []
-    text = event.get("text") or ""
+    text = event["text"]
     seen = set(gate.get("seen", []))
-    since = int(gate.get("events_since_probe", 0)) + 1
+    since = gate["events_since_probe"] + 1
     gate["events_since_probe"] = since
-    kind = event.get("event")
+    kind = event["event"]
 
     if kind == "UserPromptSubmit":
         # The entity grammar (regular expressions) is loaded for prompts only: tool
@@ -53,32 +61,35 @@ def check(event: dict[str, Any], nodes: dict[str, Any], gate: dict[str, Any], se
             reasons.append("correction")
         if has_decision(text):
             reasons.append("decision")
-        fresh = _unseen([slugify(label) for label, _ in names_in(text)] + [slugify(p) for p in event.get("paths", [])], nodes, seen)
+        names = [name_id(label) if kind == "symbol" else slugify(label) for label, kind in names_in(text)]
+        fresh = _unseen(names + [file_id(p) for p in event["paths"]], nodes, seen)
         if fresh:
             reasons.append("new_entity")
             seen.update(fresh)
         domain, share = classify_domain(text)
         if domain and share >= DOMAIN_CONFIDENCE:
-            last = gate.get("last_domain")
+            last = gate["last_domain"]
             if last and last != domain:
                 reasons.append("domain_shift")
             gate["last_domain"] = domain
     elif kind == "CompactSummary":
         reasons.append("compact")
     else:
-        fresh_paths = _unseen([slugify(p) for p in event.get("paths", [])], nodes, seen)
+        fresh_paths = _unseen([file_id(p) for p in event["paths"]], nodes, seen)
         seen.update(fresh_paths)
-        gate["unseen_paths"] = int(gate.get("unseen_paths", 0)) + len(fresh_paths)
+        gate["unseen_paths"] = gate.get("unseen_paths", 0) + len(fresh_paths)
         cooled = since >= settings.soft_cooldown_events
         if gate["unseen_paths"] >= settings.new_paths_to_fire and cooled:
             reasons.append("new_entity")
             gate["unseen_paths"] = 0  # this batch is requested; count the next one afresh
-        if event.get("error"):
+        if event["error"]:
             signature = error_signature(text)
             if signature and signature not in seen and signature not in nodes and cooled:
                 reasons.append("error")  # a new failure; the same test failing again is not news
             if signature:
                 seen.add(signature)
+        if event["tool"] == "AskUserQuestion" and (event.get("data") or {}).get("qa"):
+            reasons.append("answer")  # the user's own words, as telling as a prompt
 
     if not reasons and since >= settings.dead_man_events:
         reasons.append("dead_man")
@@ -90,12 +101,31 @@ def check(event: dict[str, Any], nodes: dict[str, Any], gate: dict[str, Any], se
     return reasons
 
 
-_ERROR_WORDS = ("Error", "error:", "FAILED", "Exception", "fatal:", "panicked")
+def settle_paths(event: PendingEvent, gate: GateState) -> None:
+    """Make a fresh event's paths relative to the session's root, once, in place.
 
-
-def first_error_line(text: str) -> str | None:
-    """The first line of a tool result that reports an error, stripped."""
-    return next((line.strip() for line in text.splitlines() if any(w in line for w in _ERROR_WORDS)), None)
+    The root is the git top level of the first ``cwd`` the session reports, kept in the
+    gate state: a later ``cd assets`` must not turn ``assets/js/app.js`` into ``js/app.js``.
+    Relative paths are taken from the event's own ``cwd``; Claude Code's files (transcripts,
+    plans, task output) are dropped. A ``cwd`` below the root stays on the event, relative,
+    so the probe can place the relative paths of a shell command; the transcript path moves
+    to the gate state, where the probe reads it.
+    """
+    transcript = event.pop("transcript", None)
+    if isinstance(transcript, str):
+        gate["transcript"] = transcript
+    cwd = event.pop("cwd", None)
+    cwd = cwd if isinstance(cwd, str) and cwd.startswith("/") else None
+    root = gate.get("root")
+    if not isinstance(root, str) and cwd:
+        root = gate["root"] = find_root(cwd)
+    root = root if isinstance(root, str) else None
+    paths = [relativize(p, root, cwd) for p in event.get("paths", []) if isinstance(p, str) and not is_harness_path(p)]
+    event["paths"] = [p for p in dict.fromkeys(paths) if p and p != "." and not is_harness_path(p)]
+    if cwd and root:
+        here = relativize(cwd, root)
+        if here != "." and not here.startswith(("/", "~")):
+            event["cwd"] = here
 
 
 def error_signature(text: str) -> str | None:
@@ -106,21 +136,24 @@ def error_signature(text: str) -> str | None:
     return "err-" + slugify("".join("#" if c.isdigit() else c for c in line)[:100])[:60]
 
 
-def enqueue(event: dict[str, Any], gate: dict[str, Any], reasons: list[str]) -> None:
-    """Add an event to the pending batch (bounded) and record why it fired, if it did."""
-    event = dict(event, reasons=reasons)
-    pending = gate.setdefault("pending", [])
-    pending.append(event)
-    if len(pending) > PENDING_MAX:
-        dropped = len(pending) - PENDING_MAX
+def enqueue(event: PendingEvent, gate: GateState, reasons: list[str]) -> None:
+    """Add an event to the pending batch and record why it fired, if it did. A queue past
+    :data:`PENDING_MAX` asks for a probe (``backlog``), which folds the excess offline; past
+    :data:`QUEUE_MAX` the oldest go, counted."""
+    pending = gate["pending"]
+    pending.append({**event, "reasons": reasons})
+    if len(pending) > QUEUE_MAX:
+        dropped = len(pending) - QUEUE_MAX
         del pending[:dropped]
-        gate["dropped"] = int(gate.get("dropped", 0)) + dropped
+        gate["dropped"] = gate.get("dropped", 0) + dropped
+    if len(pending) > PENDING_MAX and not reasons and not gate["probe_requested"]:
+        reasons.append("backlog")  # (the same list the event holds)
     if reasons:
         gate["probe_requested"] = True
-        gate["pending_reasons"] = list(dict.fromkeys(list(gate.get("pending_reasons", [])) + reasons))
+        gate["pending_reasons"] = list(dict.fromkeys([*gate["pending_reasons"], *reasons]))
 
 
-def reset_after_probe(gate: dict[str, Any]) -> None:
+def reset_after_probe(gate: GateState) -> None:
     gate["events_since_probe"] = 0
     gate["unseen_paths"] = 0
     gate["probe_requested"] = False

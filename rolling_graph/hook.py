@@ -1,6 +1,6 @@
 """``rgraph-hook EVENT``: the process Claude Code runs for every hook event.
 
-Contract (DESIGN.md): JSON on stdin; on stdout nothing, or a JSON object whose
+Contract (docs/architecture.md, "Invariants"): JSON on stdin; on stdout nothing, or a JSON object whose
 ``hookSpecificOutput`` carries ``hookEventName`` and ``additionalContext`` (never over
 10,000 characters); exit 0. Unreadable input: one line on stderr, exit 1. Any internal
 failure: logged under ``$ROLLING_GRAPH_HOME/logs/``, exit 0, no output. Never exit 2:
@@ -17,7 +17,7 @@ import os
 import sys
 
 from . import inject, jsonio, warm
-from .config import ConfigError, Settings, load_settings
+from .config import PROBE_CHILD_ENV, ConfigError, Settings, load_settings
 from .model import now_iso
 from .sidecar import InvalidSessionId, SidecarStore, validate_session_id
 
@@ -26,29 +26,37 @@ from .sidecar import InvalidSessionId, SidecarStore, validate_session_id
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Container
     from typing import Any
+
+    from .types import HookOutput, HookState, PendingEvent, SessionDoc
 
 #: CLI event name → Claude Code's hook_event_name.
 EVENTS = {
     "user-prompt-submit": "UserPromptSubmit",
     "post-tool-use": "PostToolUse",
+    # A failed tool call (a test run that exits 1, an Edit that did not apply) fires this
+    # instead of PostToolUse: the same tool event to us, its result being the error.
+    "post-tool-use-failure": "PostToolUseFailure",
     "pre-compact": "PreCompact",
     "session-start": "SessionStart",
     "session-end": "SessionEnd",
     "stop": "Stop",
 }
 #: Events whose output may carry additionalContext.
-CONTEXT_EVENTS = frozenset({"UserPromptSubmit", "PostToolUse", "SessionStart"})
+CONTEXT_EVENTS = frozenset({"UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "SessionStart"})
 MAX_INPUT = 16 * 1024 * 1024
+#: Deepest nesting of lists and objects in an input we read (Claude Code's are a few levels).
+MAX_DEPTH = 200
 MAX_OUTPUT = 10_000
 _TRANSCRIPT_TAIL = 512 * 1024
 
 USAGE = """usage: rgraph-hook EVENT < hook-input.json
 
 Claude Code runs this for each hook event; EVENT is one of:
-  user-prompt-submit, post-tool-use, pre-compact, session-start, session-end, stop
+  user-prompt-submit, post-tool-use, post-tool-use-failure, pre-compact, session-start, session-end, stop
 It reads the hook JSON on stdin and writes the hook JSON (or nothing) on stdout.
-State lives in $ROLLING_GRAPH_HOME (default $CLAUDE_PLUGIN_DATA or ~/.claude/rolling-graph).
+State lives in $ROLLING_GRAPH_HOME (default ~/.claude/rolling-graph), for every process.
 """
 
 
@@ -57,8 +65,8 @@ class BadInput(ValueError):
 
 
 # -- small helpers -------------------------------------------------------------------------
-def _output(event_name: str, text: str, system_message: str | None = None) -> dict[str, Any] | None:
-    out: dict[str, Any] = {}
+def _output(event_name: str, text: str, system_message: str | None = None) -> HookOutput | None:
+    out: HookOutput = {}
     if text and event_name in CONTEXT_EVENTS:
         out["hookSpecificOutput"] = {"hookEventName": event_name, "additionalContext": text[:MAX_OUTPUT]}
     if system_message:
@@ -66,19 +74,19 @@ def _output(event_name: str, text: str, system_message: str | None = None) -> di
     return out or None
 
 
-def _start_probe(store: SidecarStore, settings: Settings, sid: str, extra: list[str] | None = None) -> None:
+def _start_probe(store: SidecarStore, settings: Settings, sid: str) -> None:
     """Run the probe now (sync) or detached (async); coalesce with a running one."""
     if settings.probe.mode == "sync":
         from .probe.runner import run_probe
 
         run_probe(settings, sid)
         return
-    if not extra and store.probe_running(sid):
+    if store.probe_running(sid):
         return  # the running probe takes our batch before it exits
-    env = dict(os.environ, ROLLING_GRAPH_HOME=settings.home_dir)
-    from .detach import spawn_later
+    env = settings.child_env()
+    from .detach import python_module, spawn_later
 
-    spawn_later("rolling_graph.probe.runner", ["--session", sid, *(extra or [])], os.path.join(settings.home_dir, "logs", "probe.log"), env)
+    spawn_later(python_module("rolling_graph.probe.runner"), ["--session", sid], os.path.join(settings.home_dir, "logs", "probe.log"), env)
 
 
 def _ensure_session(store: SidecarStore, sid: str, payload: dict[str, Any]) -> None:
@@ -89,10 +97,10 @@ def _ensure_session(store: SidecarStore, sid: str, payload: dict[str, Any]) -> N
         _init_session(store, doc, payload)
 
 
-def _init_session(store: SidecarStore, doc: dict[str, Any], payload: dict[str, Any]) -> bool:
+def _init_session(store: SidecarStore, doc: SessionDoc, payload: dict[str, Any]) -> bool:
     """Journal a new session's first entry, with its project (``doc`` is held in a
     transaction). Returns whether the session was new."""
-    if doc.get("journal_seq", 0) != 0:
+    if doc["journal_seq"] != 0:
         return False
     from .project import project_root
 
@@ -102,30 +110,32 @@ def _init_session(store: SidecarStore, doc: dict[str, Any], payload: dict[str, A
     return True
 
 
-def _gate_event(state: dict[str, Any], event_name: str, payload: dict[str, Any], now: str, settings: Settings, node_ids: Any) -> tuple[dict[str, Any], list[str]]:
+def _gate_event(
+    state: HookState | SessionDoc, event_name: str, payload: dict[str, Any], now: str, settings: Settings, node_ids: Container[str]
+) -> tuple[PendingEvent, list[str]]:
     """Count the event, turn it into a pending event, and ask the gate (``node_ids``:
     anything supporting ``in`` — the index's node map)."""
     from . import gate as gate_mod
     from .events import event_from_payload
 
     c = state["counters"]
-    c["events"] = c.get("events", 0) + 1
+    c["events"] += 1
     if event_name == "UserPromptSubmit":
-        c["prompts"] = c.get("prompts", 0) + 1
-    elif event_name == "PostToolUse":
-        c["tool_events"] = c.get("tool_events", 0) + 1
+        c["prompts"] += 1
+    elif event_name in ("PostToolUse", "PostToolUseFailure"):
+        c["tool_events"] += 1
     event = event_from_payload(event_name, payload, f"e{c['events']}", now)
     reasons = gate_mod.check(event, node_ids, state["gate"], settings.gate)
     gate_mod.enqueue(event, state["gate"], reasons)
     if reasons:
-        c["gate_fired"] = c.get("gate_fired", 0) + 1
-        by = c.setdefault("gate_reasons", {})
+        c["gate_fired"] += 1
+        by = c["gate_reasons"]
         for r in reasons:
             by[r] = by.get(r, 0) + 1
     return event, reasons
 
 
-def _cap_notice(doc: dict[str, Any]) -> str | None:
+def _cap_notice(doc: HookState) -> str | None:
     c = doc["counters"]
     notice = c.pop("cap_notice_pending", None)
     if notice:
@@ -133,16 +143,16 @@ def _cap_notice(doc: dict[str, Any]) -> str | None:
     return notice
 
 
-def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event_name: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-    now = now_iso()
+def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event_name: str, payload: dict[str, Any]) -> HookOutput | None:
+    now = settings.clock.now_iso()
     _ensure_session(store, sid, payload)
     sync = settings.probe.mode == "sync"
     with store.hook_transaction(sid) as view:
-        event, reasons = _gate_event(view.state, event_name, payload, now, settings, view.index.get("nodes", {}))
+        event, reasons = _gate_event(view.state, event_name, payload, now, settings, view.index["nodes"])
         text = "" if (reasons and sync) else inject.speak(view, event_name, event, settings)
         notice = _cap_notice(view.state)
-    if event_name == "UserPromptSubmit" and view.state["counters"].get("prompts") == 1:
-        warm.start_pull(settings, sid, event["text"], warm.project_of(store, sid))
+    if event_name == "UserPromptSubmit" and view.state["counters"]["prompts"] == 1:
+        warm.start_pull(settings, sid, event["text"], store.project(sid))
     if reasons:
         _start_probe(store, settings, sid)
         if sync:  # the probe has run: tell the model what it found for this very event
@@ -156,13 +166,10 @@ def compact_summary(transcript_path: object) -> str | None:
     """The text of the latest compaction summary in the transcript, if it is there yet."""
     if not isinstance(transcript_path, str) or not transcript_path:
         return None
-    try:
-        with open(transcript_path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - _TRANSCRIPT_TAIL))
-            tail = fh.read()
-    except OSError:
+    from .userfile import read_tail
+
+    tail = read_tail(transcript_path, _TRANSCRIPT_TAIL)  # a regular file's last bytes only (never /dev/zero, a FIFO)
+    if tail is None:
         return None
     for raw in reversed(tail.splitlines()):
         if b"isCompactSummary" not in raw:
@@ -181,17 +188,15 @@ def compact_summary(transcript_path: object) -> str | None:
     return None
 
 
-def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-    from .model import utcnow
-
-    now = utcnow()
-    source = payload.get("source") if isinstance(payload.get("source"), str) else "startup"
+def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload: dict[str, Any]) -> HookOutput | None:
+    now = settings.clock.now()
+    source = payload["source"] if isinstance(payload.get("source"), str) else "startup"
     summary = compact_summary(payload.get("transcript_path")) if source == "compact" else None
     sync = settings.probe.mode == "sync"
     if summary and sync:  # the probe runs first, so the block below already holds what it found
         _ensure_session(store, sid, payload)
         with store.hook_transaction(sid) as view:
-            _gate_event(view.state, "CompactSummary", {"text": summary}, now_iso(), settings, view.index.get("nodes", {}))
+            _gate_event(view.state, "CompactSummary", {"text": summary}, settings.clock.now_iso(), settings, view.index["nodes"])
         _start_probe(store, settings, sid)
     # One locked read of the graph serves a new session's creation, the summary's queueing,
     # the resume merge and the block (a 2,000-node graph costs ~10 ms a parse); the graph
@@ -200,16 +205,18 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload:
     with tx as doc:
         created = _init_session(store, doc, payload)
         if summary and not sync:
-            _gate_event(doc, "CompactSummary", {"text": summary}, now_iso(), settings, doc["nodes"])
-        snapshot = warm.read_resume_snapshot(settings, doc.get("project")) if source in ("startup", "resume", "clear") else None
-        merged = bool(snapshot) and warm.merge_snapshot(store, doc, snapshot, now)
+            _gate_event(doc, "CompactSummary", {"text": summary}, settings.clock.now_iso(), settings, doc["nodes"])
+        snapshot = warm.read_resume_snapshot(settings, doc["project"]) if source in ("startup", "resume", "clear") else None
+        merged = snapshot is not None and warm.merge_snapshot(store, doc, snapshot, now)
         tx.graph = created or merged
-        text = inject.full_context(inject.DocView(doc), settings)
+        from .restore import restore_context  # the block escapes ``source`` (the payload's text) in its heading
+
+        text = restore_context(inject.DocView(doc), settings, source, summary)
         if text:
-            text = f"Rolling Graph restored this session's memory ({source}).\n{text}"
             inject.count_injection(doc, text, settings)
     if summary and not sync:
         _start_probe(store, settings, sid)
+    store.clean_temp(sid)  # what writers killed in an earlier sitting of this session left behind
     if settings.warm and warm.recovery_due(settings, sid):
         warm.spawn_worker(settings, ["recover", "--quick"])
     return _output("SessionStart", text)
@@ -219,17 +226,19 @@ def on_flush(store: SidecarStore, settings: Settings, sid: str, trigger: str) ->
     """PreCompact / SessionEnd: probe what is pending, then reconcile.
 
     Reconciliation always runs detached (SessionEnd hooks share a 1.5 s budget and are
-    cancelled after it); in ``sync`` mode only the probe runs inline, for replays.
+    cancelled after it): with the warm graph on, the worker's ``finish`` probes and then
+    reconciles; in ``sync`` mode the probe runs inline (for replays) and the worker only
+    reconciles.
     """
     if not store.exists(sid):
         return
     if settings.probe.mode == "sync":
-        from .probe.runner import run_probe
-
-        run_probe(settings, sid)
+        _start_probe(store, settings, sid)
         warm.spawn_worker(settings, ["reconcile", "--session", sid, "--trigger", trigger])
-        return
-    _start_probe(store, settings, sid, ["--reconcile", trigger] if settings.warm else None)
+    elif settings.warm:
+        warm.spawn_worker(settings, ["finish", "--session", sid, "--trigger", trigger])
+    else:
+        _start_probe(store, settings, sid)
 
 
 def on_stop(store: SidecarStore, settings: Settings, sid: str) -> None:
@@ -237,15 +246,25 @@ def on_stop(store: SidecarStore, settings: Settings, sid: str) -> None:
     if not store.exists(sid):
         return
     state = store.load_state(sid)
-    if state["gate"].get("pending") and (state["gate"].get("probe_requested") or len(state["gate"]["pending"]) >= 2):
+    if state["gate"]["pending"] and (state["gate"]["probe_requested"] or len(state["gate"]["pending"]) >= 2):
         with store.hook_transaction(sid, index=False) as view:
             gate = view.state["gate"]
             gate["probe_requested"] = True
-            gate["pending_reasons"] = list(dict.fromkeys([*gate.get("pending_reasons", []), "turn_end"]))
+            gate["pending_reasons"] = list(dict.fromkeys([*gate["pending_reasons"], "turn_end"]))
         _start_probe(store, settings, sid)
 
 
-def handle_event(event: str, payload: dict[str, Any], settings: Settings | None = None) -> dict[str, Any] | None:
+def _adopt_plugin_data(settings: Settings) -> None:
+    """Move state an older version kept in ``$CLAUDE_PLUGIN_DATA`` into the one state directory."""
+    data = os.environ.get("CLAUDE_PLUGIN_DATA")
+    if data:
+        from . import adopt
+
+        if adopt.has_state(data):
+            adopt.adopt(settings.home_dir, data)
+
+
+def handle_event(event: str, payload: dict[str, Any], settings: Settings | None = None) -> HookOutput | None:
     """Handle one hook event; returns the hook's JSON output or None."""
     if event not in EVENTS:
         raise BadInput(f"unknown event {event!r}; expected one of {', '.join(EVENTS)}")
@@ -253,9 +272,10 @@ def handle_event(event: str, payload: dict[str, Any], settings: Settings | None 
     sid = validate_session_id(payload.get("session_id"))
     store = SidecarStore(settings)
     name = EVENTS[event]
-    if name in ("UserPromptSubmit", "PostToolUse"):
+    if name in ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure"):
         return on_prompt_or_tool(store, settings, sid, name, payload)
     if name == "SessionStart":
+        _adopt_plugin_data(settings)
         return on_session_start(store, settings, sid, payload)
     if name == "PreCompact":
         on_flush(store, settings, sid, "pre-compact")
@@ -279,6 +299,10 @@ def parse_input(raw: bytes) -> dict[str, Any]:
         raise BadInput(f"hook input is not JSON ({str(exc)[:80]})") from None
     if not isinstance(payload, dict):
         raise BadInput(f"hook input is a JSON {type(payload).__name__}, expected an object")
+    if raw.count(b"[") + raw.count(b"{") > MAX_DEPTH and jsonio.deeper_than(payload, MAX_DEPTH):
+        raise BadInput(f"hook input is nested deeper than {MAX_DEPTH} levels")
+    if b"\\ud" in raw or b"\\uD" in raw:  # a lone surrogate escape: kept as U+FFFD, never dropped
+        payload = jsonio.replace_surrogates(payload)
     for key in ("session_id",):
         if not isinstance(payload.get(key), str):
             raise BadInput(f"hook input field {key!r} is missing or not a string")
@@ -288,7 +312,8 @@ def parse_input(raw: bytes) -> dict[str, Any]:
     return payload
 
 
-def _log_failure(event: str) -> None:
+def _log_failure(event: str, reason: str | None = None) -> None:
+    """Append the current exception's traceback (or ``reason``) to ``logs/hook.log``."""
     try:
         import traceback
 
@@ -300,7 +325,7 @@ def _log_failure(event: str) -> None:
         if os.path.exists(path) and os.path.getsize(path) > 2_000_000:
             os.replace(path, path + ".1")
         with open(path, "a", encoding="utf-8") as fh:
-            fh.write(f"--- {now_iso()} rgraph-hook {event} failed\n{traceback.format_exc()}\n")
+            fh.write(f"--- {now_iso()} rgraph-hook {event} failed\n{reason or traceback.format_exc()}\n")
     except Exception:  # noqa: S110 - the hook must stay silent even if logging fails
         pass
 
@@ -330,6 +355,8 @@ def entry() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if PROBE_CHILD_ENV in os.environ:
+        return 0  # inside our own `claude` probe's child: never recurse (exit 0, no output)
     args = sys.argv[1:] if argv is None else argv
     if args and args[0] in ("-h", "--help"):
         sys.stdout.write(USAGE)
@@ -342,9 +369,12 @@ def main(argv: list[str] | None = None) -> int:
         payload = parse_input(sys.stdin.buffer.read(MAX_INPUT + 1))
         validate_session_id(payload["session_id"])
         settings = load_settings()
-    except (BadInput, InvalidSessionId, ConfigError) as exc:
+    except (BadInput, InvalidSessionId) as exc:
         sys.stderr.write(f"rgraph-hook: {exc}\n")
         return 1
+    except ConfigError as exc:  # the session goes on without us; `rgraph doctor` shows it too
+        _log_failure(event, f"configuration: {exc}")
+        return 0
     except Exception:
         _log_failure(event)
         return 0

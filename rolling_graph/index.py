@@ -5,60 +5,69 @@ takes longer than the rest of the hook together, yet most events end in silence:
 new, no node named, no decision behind the file a tool touched. So whoever writes the
 graph also writes ``<sid>.index.json`` beside it::
 
-    {"version": 1, "journal_seq": 41, "journal_bytes": 18234,
-     "nodes": {"use-postgresql": ["use postgresql for the warm store", 0.82, "correction", "e12"], ...},
+    {"version": 2, "journal_seq": 41, "journal_bytes": 18234,
+     "nodes": {"use-postgresql": {"label": "use postgresql for the warm store", "weight": 0.82,
+                                  "kind": "correction", "source": "e12"}, ...},
      "focus": [...],
      "fp": {"use-postgresql": "9c1e0a2b", ...},      # ledger fingerprints of nodes that can be news
      "rev": {"use-postgresql": 41, ...},             # journal seq at which that fingerprint appeared
      "file_intents": {"src-db-py": ["use-postgresql"], ...}}
 
-``nodes`` maps id → [lowercase label, weight, kind, single source or null]. The index is
-derived and never authoritative: one that is missing, unreadable or older than the
-journal is ignored (the hook then reads the graph). Pure functions here; the store does
-the file I/O.
+``nodes`` maps id → lowercase label, weight, kind and the node's source event when it has
+only one (:class:`~rolling_graph.types.HookIndex`). The index is derived and never
+authoritative: one that is missing, unreadable, of another version or older than the
+journal is ignored (the hook then rebuilds it from the graph). Pure functions here; the
+store does the file I/O.
 """
 
 from __future__ import annotations
 
+from .filepaths import file_id
 from .ledger import INTENT_KINDS, fingerprint
-from .model import slugify
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
-INDEX_VERSION = 1
+    from .types import GraphDoc, HookIndex, IndexNode, Ledger
+
+#: 2: nodes as named entries (1 had positional lists); an index of another version is rebuilt.
+INDEX_VERSION = 2
 _INTENT = ("decision", "correction", "preference")
 
 
-def build_index(graph: dict[str, Any], previous: dict[str, Any] | None = None) -> dict[str, Any]:
-    """The index of ``graph``; ``previous`` (the last index) carries each node's ``rev``."""
-    from .render import adjacency
+def build_index(graph: GraphDoc, previous: Mapping[str, Any] | None = None) -> HookIndex:
+    """The index of ``graph``; ``previous`` (the last index file, as read) carries each
+    node's ``rev``."""
+    from .adjacency import adjacency
 
-    nodes = graph.get("nodes", {})
-    focus = [f for f in graph.get("focus", []) if f in nodes]
+    nodes = graph["nodes"]
+    focus = [f for f in graph["focus"] if f in nodes]
     # News is intent (decisions, corrections, preferences, errors). A name drifting into the
     # focus as weights decay is not news: the full block at startup, resume and compaction
     # carries the focus.
-    speakable = {nid for nid, n in nodes.items() if n.get("kind") in INTENT_KINDS}
+    speakable = {nid for nid, n in nodes.items() if n["kind"] in INTENT_KINDS}
     adj = adjacency(graph, speakable)
     file_intents: dict[str, list[str]] = {}
     for nid in speakable:
-        if nodes[nid].get("kind") not in _INTENT:
+        if nodes[nid]["kind"] not in _INTENT:
             continue
         for _, other, _ in adj.get(nid, ()):
-            if nodes[other].get("kind") == "file":
+            if nodes[other]["kind"] == "file":
                 file_intents.setdefault(other, []).append(nid)
-        for path in nodes[nid].get("files", ()) or ():
-            file_intents.setdefault(slugify(str(path)), []).append(nid)
-    compact = {}
+        for path in nodes[nid].get("files", ()):
+            file_intents.setdefault(file_id(path), []).append(nid)
+    compact: dict[str, IndexNode] = {}
     for nid, n in nodes.items():
-        sources = n.get("sources") or []
-        compact[nid] = [str(n.get("label", "")).lower(), round(float(n.get("weight", 0.0)), 3), n.get("kind"), sources[0] if len(sources) == 1 else None]
-    seq = graph.get("journal_seq", 0)
+        entry: IndexNode = {"label": n["label"].lower(), "weight": round(n["weight"], 3), "kind": n["kind"]}
+        if len(n["sources"]) == 1:
+            entry["source"] = n["sources"][0]
+        compact[nid] = entry
+    seq = graph["journal_seq"]
     fp = {nid: fingerprint(nid, graph, adj) for nid in speakable}
-    old_fp = (previous or {}).get("fp", {})
-    old_rev = (previous or {}).get("rev", {})
+    old_fp = _map(previous, "fp")
+    old_rev = _map(previous, "rev")
     rev = {nid: (old_rev.get(nid, seq) if old_fp.get(nid) == f else seq) for nid, f in fp.items()}
     return {
         "version": INDEX_VERSION,
@@ -70,6 +79,11 @@ def build_index(graph: dict[str, Any], previous: dict[str, Any] | None = None) -
         "rev": rev,
         "file_intents": {k: sorted(set(v)) for k, v in file_intents.items()},
     }
+
+
+def _map(index: Mapping[str, Any] | None, key: str) -> Mapping[str, Any]:
+    value = index.get(key) if index is not None else None
+    return value if isinstance(value, dict) else {}
 
 
 def names(low: str, nid: str, label: str) -> bool:
@@ -85,56 +99,54 @@ def names(low: str, nid: str, label: str) -> bool:
     return len(nid) >= 4 and nid in low
 
 
-def named_in(index: dict[str, Any], text: str, exclude_source: str | None = None) -> list[str]:
+def named_in(index: HookIndex, text: str, exclude_source: str | None = None) -> list[str]:
     """The nodes the text names, in graph order, as :func:`rolling_graph.render.mentions`
     decides (a node whose only source is ``exclude_source`` does not count)."""
     low = text.lower()
-    return [nid for nid, (label, _w, _kind, source) in index.get("nodes", {}).items()
-            if not (exclude_source and source == exclude_source) and names(low, nid, label)]
+    return [nid for nid, n in index["nodes"].items()
+            if not (exclude_source and n.get("source") == exclude_source) and names(low, nid, n["label"])]
 
 
 #: Most nodes the ledger keeps owing (news that did not fit a budget), most important first.
 OWED_MAX = 30
 
 
-def delta_order(index: dict[str, Any], ledger: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+def delta_order(index: HookIndex, ledger: Ledger) -> tuple[list[str], dict[str, str]]:
     """News for a prompt: nodes whose fingerprint changed after the ledger last looked
     (``_seq``) and differs from what was told, plus what is still owed; most important
     first (intent before names, focus first, then weight). Old nodes never told are not
     news: the full block on startup, resume and compaction carries what matters."""
-    fp = index.get("fp", {})
-    rev = index.get("rev", {})
-    nodes = index.get("nodes", {})
-    seen = ledger.get("_seq", -1)
-    fresh = {nid: f for nid, f in fp.items() if rev.get(nid, 0) > seen and ledger.get(nid) != f}
-    for nid in ledger.get("_owed", ()):
-        if nid in fp and ledger.get(nid) != fp[nid]:
+    fp, rev, nodes, told = index["fp"], index["rev"], index["nodes"], ledger["told"]
+    seen = ledger["seq"]
+    fresh = {nid: f for nid, f in fp.items() if rev.get(nid, 0) > seen and told.get(nid) != f}
+    for nid in ledger["owed"]:
+        if nid in fp and told.get(nid) != fp[nid]:
             fresh[nid] = fp[nid]
-    focus = set(index.get("focus", []))
+    focus = set(index["focus"])
     order = sorted(
         (n for n in fresh if n in nodes),
-        key=lambda i: (nodes[i][2] not in INTENT_KINDS, i not in focus, -float(nodes[i][1]), i),
+        key=lambda i: (nodes[i]["kind"] not in INTENT_KINDS, i not in focus, -nodes[i]["weight"], i),
     )
     return order, fresh
 
 
-def nothing_new(index: dict[str, Any], ledger: dict[str, Any]) -> bool:
-    return ledger.get("_seq") == index.get("journal_seq") and not ledger.get("_owed")
+def nothing_new(index: HookIndex, ledger: Ledger) -> bool:
+    return ledger["seq"] == index["journal_seq"] and not ledger["owed"]
 
 
-def mark(ledger: dict[str, Any], index: dict[str, Any], owed: list[str]) -> None:
-    """The ledger has looked at the graph up to the index's journal seq."""
-    ledger["_seq"] = index.get("journal_seq", 0)
-    ledger["_owed"] = list(owed)[:OWED_MAX]
+def mark(ledger: Ledger, journal_seq: int, owed: list[str]) -> None:
+    """The ledger has looked at the graph up to ``journal_seq`` (the index's, or the
+    graph's); ``owed``: news that did not fit, most important first."""
+    ledger["seq"] = journal_seq
+    ledger["owed"] = list(owed)[:OWED_MAX]
 
 
-def tool_news(index: dict[str, Any], ledger: dict[str, Any], paths: list[str]) -> list[str]:
+def tool_news(index: HookIndex, ledger: Ledger, paths: list[str]) -> list[str]:
     """Decisions tied to the files a tool touched that the conversation has not been told."""
-    fp = index.get("fp", {})
-    file_intents = index.get("file_intents", {})
+    fp, told = index["fp"], ledger["told"]
     found: list[str] = []
     for path in paths:
-        for nid in file_intents.get(slugify(path), ()):
-            if nid not in found and ledger.get(nid) != fp.get(nid):
+        for nid in index["file_intents"].get(file_id(path), ()):
+            if nid not in found and told.get(nid) != fp.get(nid):
                 found.append(nid)
     return found

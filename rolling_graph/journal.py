@@ -25,53 +25,74 @@ from . import jsonio
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Mapping
 
     from .config import DecaySettings
+    from .types import GraphDoc, JournalEntry, PatchOp
 
 #: Entry kinds that carry no change to the graph.
 NON_MUTATING = frozenset({"rejected", "note"})
 
 
-def append(path: str | os.PathLike[str], entry: dict[str, Any]) -> int:
+def append(path: str | os.PathLike[str], entry: JournalEntry) -> int:
     """Append one entry as a JSON line, fsync it, and return the journal's new size.
 
     The caller holds the session lock, so lines never interleave.
     """
-    line = (jsonio.dumps(entry) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    return append_many(path, [entry])
+
+
+def encode(entry: JournalEntry) -> bytes:
+    """One journal line. A lone surrogate (from a transcript or a payload) is kept as its
+    JSON escape: the line stays valid UTF-8 and reads back as it was written."""
+    return (jsonio.dumps(entry) + "\n").encode("utf-8", "backslashreplace")
+
+
+def append_many(path: str | os.PathLike[str], entries: list[JournalEntry]) -> int:
+    """Append entries as JSON lines in one write, fsync, and return the journal's new size.
+
+    One write: a probe's batch (its patch and the tool fold after it) lands together. A
+    process killed during it leaves at most a torn last line, which readers skip (and which
+    the next append starts after); nothing of a batch is written twice.
+    """
+    data = b"".join(encode(e) for e in entries)
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         # A previous writer killed mid-line leaves a fragment with no newline: start afresh.
         size = os.fstat(fd).st_size
-        if size:
-            with open(path, "rb") as fh:
-                fh.seek(size - 1)
-                if fh.read(1) != b"\n":
-                    line = b"\n" + line
-        os.write(fd, line)
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
         os.fsync(fd)
         return os.fstat(fd).st_size
     finally:
         os.close(fd)
 
 
-def read_journal(path: str | os.PathLike[str], offset: int = 0) -> list[dict[str, Any]]:
-    """All well-formed entries from ``offset`` on; torn or garbage lines are skipped."""
-    entries: list[dict[str, Any]] = []
+def read_journal(path: str | os.PathLike[str], offset: int = 0, bad: list[int] | None = None) -> list[JournalEntry]:
+    """All well-formed entries from ``offset`` on; torn or garbage lines are skipped (their
+    byte offsets appended to ``bad`` when it is given)."""
+    entries: list[JournalEntry] = []
     try:
         with open(path, "rb") as fh:
             if offset:
                 fh.seek(offset)
-            for raw in fh:
-                raw = raw.strip()
+            at = offset
+            for line in fh:
+                start, at = at, at + len(line)
+                raw = line.strip()
                 if not raw:
                     continue
                 try:
-                    entry = jsonio.loads(raw)
-                except (ValueError, UnicodeDecodeError):
-                    continue
-                if isinstance(entry, dict) and isinstance(entry.get("seq"), int):
+                    entry: JournalEntry = jsonio.loads(raw)  # our own lines: their shape is JournalEntry
+                except (ValueError, UnicodeDecodeError, RecursionError):
+                    entry = None  # type: ignore[assignment]
+                if isinstance(entry, dict) and isinstance(entry.get("seq"), int) and not isinstance(entry["seq"], bool):
                     entries.append(entry)
+                elif bad is not None:
+                    bad.append(start)
     except FileNotFoundError:
         return []
     return entries
@@ -84,14 +105,14 @@ def journal_size(path: str | os.PathLike[str]) -> int:
         return 0
 
 
-def pointer_parts(path: Any) -> list[str]:
+def pointer_parts(path: object) -> list[str]:
     """An RFC 6901 JSON pointer's unescaped parts (``[]`` for anything else)."""
     if not isinstance(path, str) or not path.startswith("/"):
         return []
     return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
 
 
-def op_touches(op: dict[str, Any], node_id: str) -> bool:
+def op_touches(op: Mapping[str, object], node_id: str) -> bool:
     """Whether one RFC 6902 op addresses ``node_id`` or an edge with it at either end."""
     for field in ("path", "from"):
         parts = pointer_parts(op.get(field))
@@ -104,7 +125,7 @@ def op_touches(op: dict[str, Any], node_id: str) -> bool:
     return False
 
 
-def _member(op: Any) -> tuple[str, str] | None:
+def _member(op: PatchOp) -> tuple[str, str] | None:
     """``("nodes" | "edges", key)`` when ``op`` adds one whole node or edge, else None."""
     if not isinstance(op, dict) or op.get("op") != "add" or "value" not in op:
         return None
@@ -114,26 +135,29 @@ def _member(op: Any) -> tuple[str, str] | None:
     return parts[0], parts[1]
 
 
-def whole_member_adds(ops: list[Any]) -> bool:
+def whole_member_adds(ops: list[PatchOp]) -> bool:
     """Every op adds a whole node (``/nodes/<id>``) or edge (``/edges/<key>``)."""
     return all(_member(op) is not None for op in ops)
 
 
-def _apply_ops(graph: dict[str, Any], ops: list[Any]) -> None:
+def _apply_ops(graph: GraphDoc, ops: list[PatchOp]) -> None:
     """RFC 6902, through jsonpatch; adds of whole nodes and edges (resume, pull: the
     SessionStart hook's case) are set directly, with jsonpatch's result and without its
     import (it loads ``re``, ~10 ms of the hook)."""
-    if whole_member_adds(ops) and all(isinstance(graph.get(_member(op)[0]), dict) for op in ops):  # type: ignore[index]
-        for op in ops:
-            head, key = _member(op)  # type: ignore[misc]
-            graph[head][key] = op["value"]
+    adds = [m for m in map(_member, ops) if m is not None]
+    if len(adds) == len(ops):
+        for (head, key), op in zip(adds, ops, strict=True):
+            if head == "nodes":
+                graph["nodes"][key] = op["value"]
+            else:
+                graph["edges"][key] = op["value"]
         return
     import jsonpatch
 
     jsonpatch.apply_patch(graph, ops, in_place=True)
 
 
-def apply_entry(graph: dict[str, Any], entry: dict[str, Any], decay: DecaySettings) -> None:
+def apply_entry(graph: GraphDoc, entry: JournalEntry, decay: DecaySettings) -> None:
     """Apply one journal entry to a graph document, in place.
 
     This is the only way the graph changes: the probe runner, activations, resume and a
@@ -154,16 +178,81 @@ def apply_entry(graph: dict[str, Any], entry: dict[str, Any], decay: DecaySettin
         if at is not None:
             graph["focus"] = focus_mod.focus_cluster(graph, at, decay)
     seq = entry.get("seq", 0)
-    if isinstance(seq, int) and seq > graph.get("journal_seq", 0):
+    if seq > graph["journal_seq"]:
         graph["journal_seq"] = seq
 
 
-def rebuild(base: dict[str, Any], entries: list[dict[str, Any]], decay: DecaySettings) -> dict[str, Any]:
-    """Fold entries (in ``seq`` order, skipping ones already applied) into ``base``."""
-    applied = base.get("journal_seq", 0)
+class Loss:
+    """What a rebuild could not restore: seqs missing from the journal (a garbage or torn
+    line where an entry was), and entries present but unappliable (skipped whole)."""
+
+    def __init__(self) -> None:
+        self.missing: list[int] = []
+        self.skipped: list[int] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.missing or self.skipped)
+
+    def describe(self) -> str:
+        parts = []
+        if self.missing:
+            parts.append(f"{len(self.missing)} unreadable (seq {_spans(self.missing)})")
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} unappliable (seq {_spans(self.skipped)})")
+        return "journal entries lost: " + "; ".join(parts)
+
+
+def _spans(seqs: list[int]) -> str:
+    out: list[str] = []
+    for s in sorted(seqs):
+        if out and out[-1].split("-")[-1] == str(s - 1):
+            out[-1] = f"{out[-1].split('-')[0]}-{s}"
+        else:
+            out.append(str(s))
+    return ", ".join(out[:6]) + (" …" if len(out) > 6 else "")
+
+
+def _ops_shaped(entry: JournalEntry) -> bool:
+    ops = entry.get("ops")
+    if ops is None:
+        return True
+    return isinstance(ops, list) and all(
+        isinstance(op, dict) and isinstance(op.get("op"), str) and isinstance(op.get("path"), str) for op in ops
+    )
+
+
+def rebuild(
+    base: GraphDoc, entries: list[JournalEntry], decay: DecaySettings, loss: Loss | None = None, *, careful: bool = False
+) -> GraphDoc:
+    """Fold entries (in ``seq`` order, skipping ones already applied) into ``base``; returns
+    the graph (``base`` itself unless ``careful``).
+
+    Seqs absent from the journal (a garbage or torn line where an entry was) are recorded
+    in ``loss.missing``. ``careful``: each entry is applied to a copy, and one that cannot
+    apply is skipped whole (its seq in ``loss.skipped``); the graph's ``journal_seq`` still
+    ends at the highest seq read, so new entries never reuse one. Otherwise an entry that
+    cannot apply raises, and the caller folds again, carefully, from a fresh base.
+    """
+    applied = base["journal_seq"]
     for entry in sorted(entries, key=lambda e: e["seq"]):
-        if entry["seq"] <= applied:
+        seq = entry["seq"]
+        if seq <= applied:
             continue
-        apply_entry(base, entry, decay)
-        applied = entry["seq"]
+        if loss is not None:
+            loss.missing.extend(range(applied + 1, seq))
+        if not careful:
+            apply_entry(base, entry, decay)
+        else:
+            trial: GraphDoc = jsonio.loads(jsonio.dumps(base))
+            try:
+                if not _ops_shaped(entry):
+                    raise ValueError("ops are not RFC 6902 operations")
+                apply_entry(trial, entry, decay)
+            except Exception:  # any failure of one entry: skip it whole, keep the rest
+                if loss is not None:
+                    loss.skipped.append(seq)
+                base["journal_seq"] = seq
+            else:
+                base = trial
+        applied = seq
     return base

@@ -36,11 +36,13 @@ class _Context:
     memo: dict[str, str] = {}
 
 
-_scan = _json.make_scanner(_Context()) if _json is not None else None
+# (typeshed types the context as the scanner class itself; _Context has what the C code reads)
+_scan = _json.make_scanner(_Context()) if _json is not None else None  # type: ignore[arg-type]
 
 
 def loads(data: bytes | bytearray | str) -> Any:
-    """Parse one JSON document (UTF-8 bytes or text). Raises ``ValueError`` when invalid."""
+    """Parse one JSON document (UTF-8 bytes or text). Raises ``ValueError`` when invalid,
+    including a document nested too deeply to parse (never ``RecursionError``)."""
     if _scan is None:  # pragma: no cover
         import json
 
@@ -51,16 +53,62 @@ def loads(data: bytes | bytearray | str) -> Any:
         obj, end = _scan(text, start)
     except StopIteration as exc:
         raise ValueError(f"JSON: expecting a value at character {exc.value}") from None
+    except RecursionError:  # nested deeper than the interpreter's recursion limit: not ours to read
+        raise ValueError("JSON: nested too deeply") from None
     except SystemError:
         # The accelerator reports syntax errors through ``json.decoder`` and, on 3.11,
         # only if that module is already loaded. Invalid input is rare: let ``json``
         # parse it again and raise its usual ValueError (JSONDecodeError).
         import json
 
-        return json.loads(text)
+        try:
+            return json.loads(text)
+        except RecursionError:
+            raise ValueError("JSON: nested too deeply") from None
     if text[end:].strip(_WHITESPACE):
         raise ValueError(f"JSON: extra data at character {end}")
     return obj
+
+
+def deeper_than(obj: Any, limit: int) -> bool:
+    """Whether ``obj`` nests lists and objects more than ``limit`` levels (walked without
+    recursion, so any depth is safe to ask about)."""
+    stack: list[tuple[Any, int]] = [(obj, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(value, dict):
+            stack.extend((v, depth + 1) for v in value.values() if isinstance(v, (dict, list)))
+        elif isinstance(value, list):
+            stack.extend((v, depth + 1) for v in value if isinstance(v, (dict, list)))
+    return False
+
+
+def _fix(text: str) -> str:
+    if text.isascii():
+        return text
+    return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+
+
+def replace_surrogates(obj: Any) -> Any:
+    """``obj`` with every lone surrogate (``"\\ud800"`` in JSON text, which no UTF-8 file or
+    database can hold) replaced by U+FFFD, in keys and values; walked without recursion."""
+    if isinstance(obj, str):
+        return _fix(obj)
+    root = [obj]
+    stack: list[Any] = [root]
+    while stack:
+        holder = stack.pop()
+        items = list(holder.items()) if isinstance(holder, dict) else list(enumerate(holder))
+        for key, value in items:
+            if isinstance(value, str):
+                holder[key] = _fix(value)
+            elif isinstance(value, (dict, list)):
+                stack.append(value)
+            if isinstance(key, str) and not key.isascii() and _fix(key) != key:
+                holder[_fix(key)] = holder.pop(key)
+    return root[0]
 
 
 def _no_default(obj: Any) -> Any:

@@ -1,8 +1,9 @@
 """The injection ledger: what the conversation has already been told.
 
 Injected context stays in Claude's history until compaction, so re-sending the same block
-on every prompt wastes tokens. The ledger maps node id → a fingerprint of what was shown
-(kind, label, summary, superseded status, and the node's meaningful edges). A prompt gets
+on every prompt wastes tokens. The ledger's ``told`` maps node id → a fingerprint of what
+was shown (kind, label, summary, superseded status, and the node's meaningful edges); its
+``seq`` and ``owed`` say how far it has looked and what did not fit. A prompt gets
 only nodes that are new or whose fingerprint changed; weight drift alone is not news.
 After a compaction, on resume or at startup the ledger is reset and the full block sent.
 """
@@ -13,7 +14,7 @@ import zlib
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from .types import GraphDoc, Ledger
 
 #: Edges whose appearance makes a node worth re-telling.
 MEANINGFUL = frozenset({"supersedes", "decides", "blocks", "contradicts"})
@@ -22,16 +23,17 @@ INTENT_KINDS = frozenset({"decision", "correction", "preference", "error"})
 LEDGER_MAX = 5000
 
 
-def fingerprint(nid: str, doc: dict[str, Any], adj: dict[str, list[tuple[str, str, str]]]) -> str:
+def fingerprint(nid: str, doc: GraphDoc, adj: dict[str, list[tuple[str, str, str]]]) -> str:
     n = doc["nodes"][nid]
     links = sorted(f"{d}{v}:{o}" for v, o, d in adj.get(nid, ()) if v in MEANINGFUL)
-    raw = "|".join([str(n.get("kind")), str(n.get("label")), str(n.get("summary", "")), str(n.get("superseded_by", "")), *links])
+    raw = "|".join([n["kind"], n["label"], n.get("summary", ""), n.get("superseded_by", ""), *links])
     return format(zlib.crc32(raw.encode("utf-8")), "08x")
 
 
-def record(ledger: dict[str, Any], entries: dict[str, str]) -> None:
+def record(ledger: Ledger, entries: dict[str, str]) -> None:
     """Remember what was shown (node id → fingerprint); bounded."""
-    ledger.update(entries)
-    if len(ledger) > LEDGER_MAX:  # bounded: forget the oldest node entries
-        for key in [k for k in ledger if not k.startswith("_")][: len(ledger) - LEDGER_MAX]:
-            del ledger[key]
+    told = ledger["told"]
+    told.update(entries)
+    if len(told) > LEDGER_MAX:  # bounded: forget the oldest node entries
+        for key in list(told)[: len(told) - LEDGER_MAX]:
+            del told[key]

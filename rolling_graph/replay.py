@@ -2,11 +2,18 @@
 
 :func:`replay` turns transcripts into hook events (:mod:`rolling_graph.transcript`) and
 runs each through :func:`rolling_graph.hook.handle_event` in-process, or through real
-``rgraph-hook EVENT`` subprocesses. The clock is pinned per event with
-``ROLLING_GRAPH_NOW`` (the transcript line's timestamp, or one fixed instant), so a
-replay is reproducible without freezegun. After every event it reads the session's
+``rgraph-hook EVENT`` subprocesses. The clock is pinned per event (the transcript line's
+timestamp, or one fixed instant): in-process with :meth:`Settings.at
+<rolling_graph.config.Settings.at>`, for a subprocess with ``ROLLING_GRAPH_NOW``, so a
+replay is reproducible without freezegun. The replay's settings are read from its own
+environment dict; ``os.environ`` is never changed. After every event it reads the session's
 sidecar counters to record what the gate and the probe did, and it keeps what each hook
 injected, with token counts.
+
+The replay is honest: each hook's ``transcript_path`` holds only the lines Claude Code had
+written before its event (:mod:`rolling_graph.transcript_mirror`), and in async mode a
+detached probe gets, before the next event, at most the time the recorded session left
+between the two events (:func:`_settle`) — a compaction's minute, a tool call's seconds.
 
 Stdlib only at import time; the hook module is imported lazily.
 """
@@ -15,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import shutil
 import subprocess
@@ -23,12 +29,21 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .config import load_settings
+from .hook import handle_event
+from .model import new_counters, parse_iso
+from .render import estimate_tokens
+from .sidecar import SidecarStore
 from .transcript import HookEvent, ParseStats, parse_transcripts
+from .transcript_mirror import TranscriptMirror
+
+if TYPE_CHECKING:
+    from .types import Counters, SessionDoc
 
 FIXED_TIME = "2026-01-01T12:00:00Z"
 SUBPROCESS_TIMEOUT_S = 60.0
@@ -46,6 +61,9 @@ class ReplayOptions:
     warm: bool = False
     #: Keep a copy of the session document after each PreCompact and SessionEnd (evaluation baselines).
     snapshot_boundaries: bool = True
+    #: The project directory of the replayed sessions (``--project``): every event's ``cwd``,
+    #: with the recorded directory rewritten to it (see :mod:`rolling_graph.transcript_mirror`).
+    project: str | None = None
 
 
 @dataclass
@@ -71,8 +89,8 @@ class ReplayResult:
     options: ReplayOptions
     home: str
     records: list[EventRecord]
-    final_docs: dict[str, dict[str, Any]]
-    snapshots: dict[int, dict[str, Any]]
+    final_docs: dict[str, SessionDoc]
+    snapshots: dict[int, SessionDoc]
     stats: ParseStats
     elapsed_s: float
 
@@ -80,39 +98,16 @@ class ReplayResult:
         return summarize(self)
 
 
-def estimate_tokens(text: str) -> int:
-    """Token estimate shared with the renderer (falls back to chars/3 if it is absent)."""
-    try:
-        from .render import estimate_tokens as _estimate
-    except ImportError:  # pragma: no cover - render.py is the lead's
-        return math.ceil(len(text) / 3.0)
-    return int(_estimate(text))
-
-
 def _label(event: HookEvent) -> str:
     p = event.payload
     if event.hook_event_name == "UserPromptSubmit":
         return str(p.get("prompt", ""))[:80].replace("\n", " ")
     if event.hook_event_name == "PostToolUse":
-        inp = p.get("tool_input") if isinstance(p.get("tool_input"), dict) else {}
+        raw = p.get("tool_input")
+        inp = raw if isinstance(raw, dict) else {}
         detail = next((str(inp[k]) for k in ("file_path", "command", "pattern", "description") if k in inp), "")
         return f"{p.get('tool_name')} {detail}"[:80].replace("\n", " ")
     return str(p.get("source") or p.get("trigger") or p.get("reason") or "")
-
-
-@contextlib.contextmanager
-def pinned_env(values: dict[str, str]) -> Iterator[None]:
-    """Set environment variables for the duration of the block, then restore them."""
-    saved = {k: os.environ.get(k) for k in values}
-    os.environ.update(values)
-    try:
-        yield
-    finally:
-        for key, old in saved.items():
-            if old is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = old
 
 
 def replay_env(home: str | os.PathLike[str], options: ReplayOptions) -> dict[str, str]:
@@ -143,10 +138,10 @@ def _context(output: Any) -> str | None:
     return None
 
 
-def _run_subprocess(event: HookEvent, env: dict[str, str]) -> tuple[Any, str | None]:
+def _run_subprocess(cli_event: str, payload: dict[str, Any], env: dict[str, str]) -> tuple[Any, str | None]:
     proc = subprocess.run(
-        [*hook_command(), event.cli_event],
-        input=json.dumps(event.payload).encode(),
+        [*hook_command(), cli_event],
+        input=json.dumps(payload).encode(),
         capture_output=True,
         env={**os.environ, **env},
         timeout=SUBPROCESS_TIMEOUT_S,
@@ -164,9 +159,16 @@ def _run_subprocess(event: HookEvent, env: dict[str, str]) -> tuple[Any, str | N
         return None, f"stdout is not JSON: {out[:120]}"
 
 
-def _counters(doc: dict[str, Any]) -> dict[str, Any]:
-    c = doc.get("counters")
-    return c if isinstance(c, dict) else {}
+def _counters(doc: SessionDoc | None) -> Counters:
+    """The session's counters (zeros for a session the store refuses)."""
+    return doc["counters"] if doc is not None else new_counters()
+
+
+def _load(store: SidecarStore, sid: str) -> SessionDoc | None:
+    try:
+        return store.load(sid)
+    except ValueError:  # a session id the store refuses: the hook refuses it too
+        return None
 
 
 def replay(
@@ -187,72 +189,95 @@ def replay(
     env = replay_env(home_path, options)
     stats = ParseStats()
     records: list[EventRecord] = []
-    snapshots: dict[int, dict[str, Any]] = {}
+    snapshots: dict[int, SessionDoc] = {}
     sessions: list[str] = []
     started = time.perf_counter()
 
-    with pinned_env(env):
-        from .config import load_settings
-        from .sidecar import SidecarStore
-
-        settings = load_settings()
-        store = SidecarStore(settings)
-        handle = None
-        if not options.subprocess:
-            from .hook import handle_event as handle
-        last_at = options.fixed_time
-        for event in parse_transcripts(transcripts, stats):
-            sid = str(event.payload["session_id"])
-            if sid not in sessions:
-                sessions.append(sid)
-            at = options.fixed_time if options.clock == "fixed" else (event.timestamp or last_at)
-            last_at = at
+    # The replay's own settings, read from its environment dict: os.environ is left alone.
+    settings = load_settings({**os.environ, **env})
+    store = SidecarStore(settings)
+    last_at = options.fixed_time
+    # Each hook reads a transcript holding only what Claude Code had written before it; like
+    # Claude Code's own, these files live outside our state directory (and go when done).
+    mirror = TranscriptMirror(Path(tempfile.mkdtemp(prefix="rgraph-transcripts-")), options.project)
+    previous: HookEvent | None = None
+    for event in parse_transcripts(transcripts, stats):
+        sid = str(event.payload["session_id"])
+        if sid not in sessions:
+            sessions.append(sid)
+        if options.mode == "async" and previous is not None:  # detached probes get the time real life gave them
+            _settle(store, sid, _gap_s(previous.timestamp, event.timestamp))
+        previous = event
+        payload = mirror.advance(event)
+        readable = event.timestamp and parse_iso(event.timestamp) is not None
+        at = options.fixed_time if options.clock == "fixed" else (event.timestamp if event.timestamp and readable else last_at)
+        last_at = at
+        before = _counters(_load(store, sid))
+        record = EventRecord(event.index, event.hook_event_name, at, _label(event),
+                             source=event.payload.get("source") or event.payload.get("trigger"))
+        t0 = time.perf_counter()
+        output: Any = None
+        if options.subprocess:
+            output, record.error = _run_subprocess(event.cli_event, payload, {**env, "ROLLING_GRAPH_NOW": at})
+        else:
             try:
-                before = _counters(store.load(sid))
-            except ValueError:  # a session id the store refuses: the hook refuses it too
-                before = {}
-            record = EventRecord(event.index, event.hook_event_name, at, _label(event),
-                                 source=event.payload.get("source") or event.payload.get("trigger"))
-            t0 = time.perf_counter()
-            output: Any = None
-            with pinned_env({"ROLLING_GRAPH_NOW": at}):
-                if options.subprocess:
-                    output, record.error = _run_subprocess(event, {**env, "ROLLING_GRAPH_NOW": at})
-                else:
-                    try:
-                        output = handle(event.cli_event, event.payload, settings)  # type: ignore[misc]
-                    except Exception as exc:  # noqa: BLE001 - a replay reports hook failures, it does not stop
-                        record.error = f"{type(exc).__name__}: {exc}"
-            record.elapsed_ms = (time.perf_counter() - t0) * 1000
-            try:
-                doc = store.load(sid)
-            except ValueError:
-                doc = {}
-            after = _counters(doc)
-            fired = int(after.get("gate_fired", 0)) - int(before.get("gate_fired", 0))
-            record.fired = fired > 0
-            old_reasons = before.get("gate_reasons", {}) or {}
-            record.reasons = sorted(k for k, v in (after.get("gate_reasons", {}) or {}).items() if int(v) > int(old_reasons.get(k, 0)))
-            record.probes = int(after.get("probes", 0)) - int(before.get("probes", 0))
-            record.nodes = len(doc.get("nodes", {}))
-            record.edges = len(doc.get("edges", {}))
-            record.injection = _context(output)
-            record.injected_tokens = estimate_tokens(record.injection) if record.injection else 0
-            if options.snapshot_boundaries and event.hook_event_name in ("PreCompact", "SessionEnd"):
-                snapshots[event.index] = json.loads(json.dumps(doc))
-            records.append(record)
-            if on_event is not None:
-                on_event(record)
-        if options.mode == "async":
-            _wait_for_probes(store, sessions)
-        final_docs = {}
-        for sid in sessions:
-            with contextlib.suppress(ValueError):
-                final_docs[sid] = store.load(sid)
+                output = handle_event(event.cli_event, payload, settings.at(at))
+            except Exception as exc:  # noqa: BLE001 - a replay reports hook failures, it does not stop
+                record.error = f"{type(exc).__name__}: {exc}"
+        record.elapsed_ms = (time.perf_counter() - t0) * 1000
+        doc = _load(store, sid)
+        after = _counters(doc)
+        record.fired = after["gate_fired"] > before["gate_fired"]
+        old_reasons = before["gate_reasons"]
+        record.reasons = sorted(k for k, v in after["gate_reasons"].items() if v > old_reasons.get(k, 0))
+        record.probes = after["probes"] - before["probes"]
+        record.nodes = len(doc["nodes"]) if doc is not None else 0
+        record.edges = len(doc["edges"]) if doc is not None else 0
+        record.injection = _context(output)
+        record.injected_tokens = estimate_tokens(record.injection) if record.injection else 0
+        if options.snapshot_boundaries and event.hook_event_name in ("PreCompact", "SessionEnd"):
+            snapshots[event.index] = json.loads(json.dumps(doc or {}))
+        records.append(record)
+        if on_event is not None:
+            on_event(record)
+    if options.mode == "async":
+        _wait_for_probes(store, sessions)
+    mirror.close()
+    shutil.rmtree(mirror.directory, ignore_errors=True)
+    final_docs: dict[str, SessionDoc] = {}
+    for sid in sessions:
+        with contextlib.suppress(ValueError):
+            final_docs[sid] = store.load(sid)
     return ReplayResult(options, str(home_path), records, final_docs, snapshots, stats, time.perf_counter() - started)
 
 
 ASYNC_SETTLE_S = 30.0
+#: Longest an async replay waits between two events for a detached probe (real gaps between
+#: events can be minutes: a user reading; a probe that needs longer is stuck).
+ASYNC_EVENT_WAIT_S = 20.0
+
+
+def _gap_s(before: str | None, after: str | None) -> float:
+    """Seconds between two transcript timestamps (0 when either is missing or unreadable)."""
+    a, b = parse_iso(before), parse_iso(after)
+    return max(0.0, (b - a).total_seconds()) if a is not None and b is not None else 0.0
+
+
+def _probe_busy(store: Any, sid: str) -> bool:
+    try:
+        return bool(store.probe_running(sid) or store.load_state(sid)["gate"].get("probe_requested"))
+    except (ValueError, OSError):
+        return False
+
+
+def _settle(store: Any, sid: str, gap_s: float) -> None:
+    """Async replay: before the next event, let the session's detached probe work for as
+    long as the recorded session gave it (the gap between the two events), no longer."""
+    deadline = time.monotonic() + min(gap_s, ASYNC_EVENT_WAIT_S)
+    pause = 0.005
+    while time.monotonic() < deadline and _probe_busy(store, sid):
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 def _wait_for_probes(store: Any, sessions: list[str], timeout_s: float = ASYNC_SETTLE_S, quiet_s: float = 1.0) -> None:
@@ -263,10 +288,7 @@ def _wait_for_probes(store: Any, sessions: list[str], timeout_s: float = ASYNC_S
     deadline = time.monotonic() + timeout_s
     quiet_since = time.monotonic()
     while time.monotonic() < deadline:
-        busy = False
-        for sid in sessions:
-            with contextlib.suppress(ValueError, OSError):
-                busy = busy or store.probe_running(sid) or bool(store.load_state(sid)["gate"].get("probe_requested"))
+        busy = any(_probe_busy(store, sid) for sid in sessions)
         now = time.monotonic()
         if busy:
             quiet_since = now
@@ -293,7 +315,7 @@ def summarize(result: ReplayResult) -> dict[str, Any]:
                        "kinds": dict(kinds), "focus": list(doc.get("focus", []))}
     counted = [r for r in recs if r.event in ("UserPromptSubmit", "PostToolUse")]
     # In async mode probes finish after the events that fired them: trust the final counters.
-    probes = max(sum(r.probes for r in recs), sum(int(_counters(d).get("probes", 0)) for d in result.final_docs.values()))
+    probes = max(sum(r.probes for r in recs), sum(d["counters"]["probes"] for d in result.final_docs.values()))
     return {
         "home": result.home,
         "options": asdict(result.options),

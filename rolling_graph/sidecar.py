@@ -27,14 +27,16 @@ import os
 from . import journal as journal_mod
 from . import jsonio
 from .atomic import FileLock, read_json, write_atomic
-from .model import SCHEMA_VERSION, iso, new_counters, new_document, new_gate_state, utcnow
+from .errors import RollingGraphError
+from .model import SCHEMA_VERSION, iso, new_graph, normalize_graph, normalize_state, utcnow
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from datetime import datetime
     from pathlib import Path
-    from typing import Any
 
-    from .config import Settings
+    from .config import DecaySettings, Settings
+    from .types import GraphDoc, HookIndex, HookState, JournalEntry, PatchOp, SessionDoc
 
 _ID_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _ID_CHARS = _ID_FIRST | frozenset("_.-")
@@ -48,7 +50,7 @@ def _plain_id(sid: str) -> bool:
 STATE_KEYS = ("gate", "ledger", "counters")
 
 
-class InvalidSessionId(ValueError):
+class InvalidSessionId(RollingGraphError, ValueError):
     """The session id is not a plain id (path separators, ``..``, control chars, too long)."""
 
 
@@ -59,34 +61,40 @@ def validate_session_id(sid: object) -> str:
     return sid
 
 
-def _new_graph(sid: str) -> dict[str, Any]:
-    """An empty graph document (the state keys live in the state file)."""
-    return {k: v for k, v in new_document(sid).items() if k not in STATE_KEYS}
+def _graph_part(doc: SessionDoc) -> GraphDoc:
+    """The graph file's part of a combined document (a shallow copy without the state)."""
+    graph: GraphDoc = {**doc}  # type: ignore[typeddict-unknown-key]  # the state keys go just below
+    for key in STATE_KEYS:
+        graph.pop(key, None)  # type: ignore[misc]
+    return graph
 
 
-def _dumps(doc: dict[str, Any]) -> bytes:
+def _dumps(doc: object) -> bytes:
     # (orjson parses faster, but importing it pulls in dataclasses, platform and more:
     # ~17 ms, more than it saves in a process that lives for one event.)
-    return jsonio.dumps(doc).encode("utf-8")
+    return jsonio.dumps(doc).encode("utf-8", "backslashreplace")  # a lone surrogate stays its JSON escape
 
 
-def _trial_copy(doc: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+def _trial_copy(doc: SessionDoc, entry: JournalEntry) -> GraphDoc:
     """A copy of ``doc``'s graph part that applying ``entry`` cannot reach through.
 
     Adds of whole nodes and edges (resume, pull) only insert keys into the two maps, so
     copying the maps is enough: ~0.1 ms instead of a JSON round trip of the whole graph
     (~20 ms at 2,000 nodes). Anything else gets the deep copy.
     """
+    trial = _graph_part(doc)
     if not entry.get("decay_at") and journal_mod.whole_member_adds(entry.get("ops") or []):
-        trial = {k: v for k, v in doc.items() if k not in STATE_KEYS}
-        trial["nodes"] = dict(doc.get("nodes") or {})
-        trial["edges"] = dict(doc.get("edges") or {})
-        trial["focus"] = list(doc.get("focus") or [])
+        trial["nodes"] = dict(doc["nodes"])
+        trial["edges"] = dict(doc["edges"])
+        trial["focus"] = list(doc["focus"])
         return trial
-    return jsonio.loads(_dumps({k: v for k, v in doc.items() if k not in STATE_KEYS}))
+    copy: GraphDoc = jsonio.loads(_dumps(trial))
+    return copy
 
 
-_CACHE_TAG = "rolling-graph-graph-cache-1"
+#: The cache holds the graph as loaded (normalised): a cache from before normalisation
+#: carries another tag and is ignored.
+_CACHE_TAG = "rolling-graph-graph-cache-2"
 
 
 def _signature(st: os.stat_result) -> tuple[int, int, int]:
@@ -100,7 +108,7 @@ def _cache_key() -> tuple[str, int, int, int]:
     return (_CACHE_TAG, marshal.version, *sys.version_info[:2])
 
 
-def _read_cache(path: str, graph_stat: os.stat_result) -> dict[str, Any] | None:
+def _read_cache(path: str, graph_stat: os.stat_result) -> GraphDoc | None:
     """The cached graph if it was made from exactly this graph file by this Python."""
     import marshal
 
@@ -109,18 +117,24 @@ def _read_cache(path: str, graph_stat: os.stat_result) -> dict[str, Any] | None:
             key, signature, graph = marshal.loads(fh.read())
     except (OSError, EOFError, ValueError, TypeError):
         return None
+    cached: GraphDoc = graph  # written by _write_graph from a normalised document
     if key != _cache_key() or signature != _signature(graph_stat) or not isinstance(graph, dict):
         return None
-    return graph
+    return cached
+
+
+def _no_index() -> HookIndex:
+    """The index of a session without a graph: nothing to find in it (never written)."""
+    return {"version": 0, "journal_seq": 0, "journal_bytes": 0, "nodes": {}, "focus": [], "fp": {}, "rev": {}, "file_intents": {}}
 
 
 class _Transaction:
     def __init__(self, store: SidecarStore, sid: str, graph: bool) -> None:
         self.store, self.sid, self.graph = store, sid, graph
         self.lock = store.lock(sid)
-        self.doc: dict[str, Any] = {}
+        self.doc: SessionDoc
 
-    def __enter__(self) -> dict[str, Any]:
+    def __enter__(self) -> SessionDoc:
         self.lock.__enter__()
         try:
             self.doc = self.store._load_locked(self.sid)
@@ -132,7 +146,7 @@ class _Transaction:
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         try:
             if exc_type is None:
-                self.store._save_locked(self.sid, self.doc, graph=self.graph)
+                self.store._save_locked(self.sid, self.doc, self.doc if self.graph else None)
         finally:
             self.lock.__exit__()
 
@@ -144,55 +158,75 @@ class _HookView:
     def __init__(self, store: SidecarStore, sid: str, with_index: bool = True) -> None:
         self.store, self.sid, self.with_index = store, sid, with_index
         self.lock = store.lock(sid)
-        self.state: dict[str, Any] = {}
-        self.index: dict[str, Any] = {}
-        self._graph: dict[str, Any] | None = None
+        self.state: HookState
+        self.index: HookIndex
+        self._graph: GraphDoc | None = None
 
     def __enter__(self) -> _HookView:
         self.lock.__enter__()
         try:
             self.state = self.store.load_state(self.sid)
-            if self.with_index:
-                self.index = self._load_index()
+            self.index = self._load_index() if self.with_index else _no_index()
         except BaseException:
             self.lock.__exit__()
             raise
         return self
 
-    def _load_index(self) -> dict[str, Any]:
+    def _load_index(self) -> HookIndex:
         index = self.store.load_index(self.sid)
         if index is not None:
             return index
         if not self.store.exists(self.sid):
-            return {"nodes": {}, "fp": {}, "rev": {}, "focus": [], "journal_seq": 0}
+            return _no_index()
         # Missing or stale: a graph that lags its journal is rolled forward, which writes
         # the index too; otherwise build it from the graph, once.
         self._graph = self.store._load_graph_locked(self.sid)
         return self.store.load_index(self.sid) or self.store._write_index(self.sid, self._graph)
 
-    def graph(self) -> dict[str, Any]:
+    def graph(self) -> SessionDoc:
         """The combined document (graph + this view's state), parsed on first use."""
         if self._graph is None:
             self._graph = self.store._load_graph_locked(self.sid)
-        doc = dict(self._graph)
-        doc.update(self.state)
-        return doc
+        return {**self._graph, **self.state}
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         try:
             if exc_type is None:
-                self.store._save_locked(self.sid, self.state, graph=False)
+                self.store._save_locked(self.sid, self.state)
         finally:
             self.lock.__exit__()
+
+
+class _JournalGroup:
+    """``with store.journal_group(sid):`` — the entries committed inside reach the journal
+    in one write when the block ends, and not at all when it raises (see
+    :meth:`SidecarStore.journal_group`)."""
+
+    def __init__(self, store: SidecarStore, sid: str) -> None:
+        self.store, self.sid = store, sid
+
+    def __enter__(self) -> None:
+        self.store._groups[self.sid] = []
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        entries = self.store._groups.pop(self.sid, [])
+        if exc_type is None and entries:
+            journal_mod.append_many(self.store._path(self.sid, "journal.jsonl"), entries)
 
 
 class SidecarStore:
     """Load, save and change session documents under ``home/sessions``."""
 
     def __init__(self, settings: Settings | str | os.PathLike[str]) -> None:
-        home = getattr(settings, "home_dir", None) or os.fspath(settings)  # type: ignore[arg-type]
-        self.settings = settings if hasattr(settings, "decay") else None
+        """``settings``, or just the home directory (default decay settings, system clock)."""
+        self.settings: Settings | None
+        if isinstance(settings, (str, os.PathLike)):
+            self.settings, home = None, os.fspath(settings)
+        else:
+            self.settings, home = settings, settings.home_dir
         self.dir = os.path.join(home, "sessions")
+        self._groups: dict[str, list[JournalEntry]] = {}  # open journal groups, by session
+        self._bad_graph: dict[str, str] = {}  # why a graph file was refused, for its rebuild's note
 
     # -- paths -----------------------------------------------------------------------
     def _path(self, sid: str, suffix: str) -> str:
@@ -231,14 +265,18 @@ class SidecarStore:
             return not lk.acquired
 
     # -- reading -----------------------------------------------------------------------
-    def _decay_settings(self) -> Any:
+    def _decay_settings(self) -> DecaySettings:
         if self.settings is not None:
             return self.settings.decay
         from .config import DecaySettings
 
         return DecaySettings()
 
-    def load_graph(self, sid: str) -> dict[str, Any]:
+    def _now(self) -> datetime:
+        """The settings' clock (a replay pins it), or the system clock for a bare store."""
+        return self.settings.clock.now() if self.settings is not None else utcnow()
+
+    def load_graph(self, sid: str) -> GraphDoc:
         """The graph document; rebuilt or rolled forward from the journal when needed.
 
         Reads need no lock: files are only ever replaced whole.
@@ -248,106 +286,148 @@ class SidecarStore:
         if graph is not None and graph.get("journal_bytes", 0) >= journal_mod.journal_size(jpath):
             return graph
         if not os.path.exists(jpath) and graph is None:
-            return _new_graph(sid)
+            return new_graph(sid)
         with self.lock(sid):  # rebuild under the lock so only one process repairs
             return self._load_graph_locked(sid)
 
-    def _load_graph_locked(self, sid: str) -> dict[str, Any]:
+    def _load_graph_locked(self, sid: str) -> GraphDoc:
         jpath = self._path(sid, "journal.jsonl")
         graph = self._read_graph(sid)
         size = journal_mod.journal_size(jpath)
-        if graph is not None and graph.get("version") == SCHEMA_VERSION and graph.get("journal_bytes", 0) >= size:
+        if graph is not None and graph.get("journal_bytes", 0) >= size:
             return graph
-        if graph is None or graph.get("version") != SCHEMA_VERSION or not isinstance(graph.get("nodes"), dict):
-            base = _new_graph(sid)
-            entries = journal_mod.read_journal(jpath)
+        refused = self._bad_graph.pop(sid, None)
+        offset = graph.get("journal_bytes", 0) if graph is not None else 0
+        entries = journal_mod.read_journal(jpath, offset)
+
+        def base() -> GraphDoc:
+            if offset:
+                return self._read_graph(sid) or new_graph(sid)
+            fresh = new_graph(sid)
             if entries:  # keep the original creation facts where the journal has them
-                base["created_at"] = entries[0].get("at", base["created_at"])
-                base["project"] = next((e["project"] for e in entries if e.get("project")), None)
-            graph = base
-        else:
-            entries = journal_mod.read_journal(jpath, graph.get("journal_bytes", 0))
-        journal_mod.rebuild(graph, entries, self._decay_settings())
+                fresh["created_at"] = entries[0].get("at", fresh["created_at"])
+                fresh["project"] = next((e["project"] for e in entries if isinstance(e.get("project"), str)), None)
+            return fresh
+
+        loss = journal_mod.Loss()
+        try:
+            graph = journal_mod.rebuild(graph if graph is not None else base(), entries, self._decay_settings(), loss)
+        except Exception:  # an entry that cannot apply: fold again, each entry whole or not at all
+            loss = journal_mod.Loss()
+            graph = journal_mod.rebuild(base(), entries, self._decay_settings(), loss, careful=True)
+        graph = normalize_graph(graph, sid)  # nodes from older journal lines may lack fields
+        notes = [f"graph file wrong-shaped ({refused}): rebuilt from the journal"] if refused else []
+        if loss:
+            notes.append(f"{loss.describe()}; the graph holds the rest")
+        for note in notes:
+            self._report(sid, graph, note)
         graph["journal_bytes"] = size
         os.makedirs(self.dir, exist_ok=True)
         self._write_graph(sid, graph)
         return graph
 
-    def _read_graph(self, sid: str) -> dict[str, Any] | None:
-        """The graph file's document (through its cache when that is current), or None."""
+    def _read_graph(self, sid: str) -> GraphDoc | None:
+        """The graph file's document, normalised (through its cache when that is current:
+        the cache holds the document as normalised), or None when the file is missing,
+        unreadable or of another schema version (then the journal rebuilds it)."""
         gpath = self._path(sid, "graph.json")
         try:
             st = os.stat(gpath)
         except FileNotFoundError:
             return None
         cached = _read_cache(self._path(sid, "graph.cache"), st)
-        return cached if cached is not None else read_json(gpath)
+        if cached is not None:
+            return cached
+        raw = read_json(gpath)
+        if raw is None or raw.get("version") != SCHEMA_VERSION or not isinstance(raw.get("nodes"), dict):
+            return None
+        from .shape import graph_problem
 
-    def _write_graph(self, sid: str, graph: dict[str, Any]) -> None:
+        why = graph_problem(raw)
+        if why and journal_mod.journal_size(self._path(sid, "journal.jsonl")):
+            self._bad_graph[sid] = why  # a value of the wrong type: the journal says what it was
+            return None
+        return normalize_graph(raw, sid)  # (no journal to rebuild from: made to fit, field by field)
+
+    def _write_graph(self, sid: str, graph: GraphDoc) -> None:
         """Graph file (durable), then its read cache and the hook index (derived)."""
         import marshal
 
         gpath = self._path(sid, "graph.json")
         write_atomic(gpath, _dumps(graph))
         try:
-            blob = marshal.dumps((_cache_key(), _signature(os.stat(gpath)), graph))
+            blob = marshal.dumps((_cache_key(), _signature(os.stat(gpath)), graph))  # type: ignore[arg-type]  # a TypedDict is a dict
             write_atomic(self._path(sid, "graph.cache"), blob, durable=False)
         except (OSError, ValueError):  # no cache: readers parse the JSON
             pass
         self._write_index(sid, graph)
 
-    def _write_index(self, sid: str, graph: dict[str, Any]) -> dict[str, Any]:
+    def _write_index(self, sid: str, graph: GraphDoc) -> HookIndex:
         from .index import build_index
 
         index = build_index(graph, read_json(self._path(sid, "index.json")))
         write_atomic(self._path(sid, "index.json"), _dumps(index), durable=False)  # derived: no fsync
         return index
 
-    def load_index(self, sid: str) -> dict[str, Any] | None:
-        """The hook index, or None when missing, unreadable or older than the journal."""
+    def load_index(self, sid: str) -> HookIndex | None:
+        """The hook index, or None when missing, unreadable, of another version (the
+        caller then rebuilds it from the graph) or older than the journal."""
         from .index import INDEX_VERSION
 
-        index = read_json(self._path(sid, "index.json"))
-        if not index or index.get("version") != INDEX_VERSION:
+        raw = read_json(self._path(sid, "index.json"))
+        if not raw or raw.get("version") != INDEX_VERSION:
             return None
-        if index.get("journal_bytes") != journal_mod.journal_size(self._path(sid, "journal.jsonl")):
+        if raw.get("journal_bytes") != journal_mod.journal_size(self._path(sid, "journal.jsonl")):
             return None
+        index: HookIndex = raw  # type: ignore[assignment]  # written only by _write_index: its version says its shape
         return index
 
-    def load_state(self, sid: str) -> dict[str, Any]:
-        state = read_json(self._path(sid, "state.json")) or {}
-        gate = state.get("gate")
-        if not isinstance(gate, dict):
-            gate = new_gate_state()
-        counters = state.get("counters")
-        if not isinstance(counters, dict):
-            counters = new_counters()
-        ledger = state.get("ledger")
-        return {"gate": gate, "ledger": ledger if isinstance(ledger, dict) else {}, "counters": counters}
+    def load_state(self, sid: str) -> HookState:
+        """The hook's state (gate, ledger, counters), normalised; defaults when missing.
 
-    def load(self, sid: str) -> dict[str, Any]:
+        A state file that is unreadable or wrong-shaped (:func:`rolling_graph.shape.state_problem`),
+        or missing beside a journal, is rebuilt from what is valid in it and from the journal
+        (the event counter never goes back, so no event id is reused); a ``damage`` note says
+        what was lost."""
+        from .shape import state_problem
+
+        path = self._path(sid, "state.json")
+        raw = read_json(path)
+        why = state_problem(raw) if raw is not None else None
+        if raw is not None and why is None:
+            return normalize_state(raw)
+        jpath = self._path(sid, "journal.jsonl")
+        present = os.path.exists(path)
+        if not present and not os.path.exists(jpath):
+            return normalize_state(None)  # a new session
+        from .shape import repair_state
+
+        state = repair_state(raw, journal_mod.read_journal(jpath), why or "unreadable", note=present)
+        if present:
+            self._log(sid, state["gate"]["damage"][-1])
+        return state
+
+    def load(self, sid: str) -> SessionDoc:
         """A snapshot of the combined document (graph + gate, ledger, counters)."""
-        doc = self.load_graph(sid)
-        doc.update(self.load_state(sid))
-        return doc
+        return {**self.load_graph(sid), **self.load_state(sid)}
 
-    def _load_locked(self, sid: str) -> dict[str, Any]:
+    def _load_locked(self, sid: str) -> SessionDoc:
         os.makedirs(self.dir, exist_ok=True)
         if os.path.exists(self._path(sid, "graph.json")) or os.path.exists(self._path(sid, "journal.jsonl")):
-            doc = self._load_graph_locked(sid)
+            graph = self._load_graph_locked(sid)
         else:
-            doc = _new_graph(sid)
-        doc.update(self.load_state(sid))
-        return doc
+            graph = new_graph(sid)
+        return {**graph, **self.load_state(sid)}
 
     # -- writing -------------------------------------------------------------------------
-    def _save_locked(self, sid: str, doc: dict[str, Any], *, graph: bool = True) -> None:
+    def _save_locked(self, sid: str, state: HookState, graph: SessionDoc | None = None) -> None:
+        """Write the state file, and the graph file too when ``graph`` is given."""
         os.makedirs(self.dir, exist_ok=True)
-        state = {"version": SCHEMA_VERSION, **{k: doc.get(k) for k in STATE_KEYS}}
-        write_atomic(self._path(sid, "state.json"), _dumps(state), durable=False)
-        if graph:
-            g = {k: v for k, v in doc.items() if k not in STATE_KEYS}
-            g["updated_at"] = iso(utcnow())
+        payload = {"version": SCHEMA_VERSION, "gate": state["gate"], "ledger": state["ledger"], "counters": state["counters"]}
+        write_atomic(self._path(sid, "state.json"), _dumps(payload), durable=False)
+        if graph is not None:
+            g = _graph_part(graph)
+            g["updated_at"] = iso(self._now())
             g["journal_bytes"] = journal_mod.journal_size(self._path(sid, "journal.jsonl"))
             self._write_graph(sid, g)
 
@@ -364,35 +444,66 @@ class SidecarStore:
         """
         return _Transaction(self, sid, graph)
 
-    def commit_entry(self, doc: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any]:
+    def journal_group(self, sid: str) -> _JournalGroup:
+        """``with store.journal_group(sid):`` inside a transaction: the entries committed in
+        the block are appended in one write at its end (before the transaction saves), or
+        not at all if it raises. A probe commits its batch so: the batch's patch and the
+        tool fold that follows it are in the journal together or not at all."""
+        return _JournalGroup(self, sid)
+
+    def clean_temp(self, sid: str | None = None) -> list[str]:
+        """Remove temp files that killed writers left (of one session, or of all): see
+        :func:`rolling_graph.atomic.clean_stale_temp`. Returns the names removed."""
+        from .atomic import clean_stale_temp
+
+        return clean_stale_temp(self.dir, f"{validate_session_id(sid)}." if sid else "")
+
+    def _log(self, sid: str, note: str) -> None:
+        from .shape import log_damage
+
+        log_damage(os.path.dirname(self.dir), sid, note)
+
+    def _report(self, sid: str, graph: GraphDoc, note: str) -> None:
+        """A loss found while loading: noted on the graph (``rgraph show`` prints it) and logged."""
+        from .shape import add_note
+
+        if note not in (graph.get("damage") or []):
+            add_note(graph, note)
+            self._log(sid, note)
+
+    def commit_entry(self, doc: SessionDoc, entry: JournalEntry) -> JournalEntry:
         """Journal ``entry`` and apply it to ``doc`` (held inside a transaction).
 
         Write-ahead: the entry is appended and fsynced first; the graph is written when
         the transaction ends. Returns the entry with its ``seq`` filled in.
         """
         sid = doc["session_id"]
-        entry = dict(entry)
-        entry["seq"] = int(doc.get("journal_seq", 0)) + 1
-        entry.setdefault("at", iso(utcnow()))
+        entry = {**entry, "seq": doc["journal_seq"] + 1}
+        entry.setdefault("at", iso(self._now()))
         entry.setdefault("session_id", sid)
         if doc.get("project") and entry["seq"] == 1:
             entry.setdefault("project", doc["project"])
+        group = self._groups.get(sid)
         if entry.get("kind") not in journal_mod.NON_MUTATING:
             # Apply to a copy first: an op that cannot apply must not reach the journal.
             trial = _trial_copy(doc, entry)
             journal_mod.apply_entry(trial, entry, self._decay_settings())
+            if group is None:
+                journal_mod.append(self._path(sid, "journal.jsonl"), entry)
+            else:
+                group.append(entry)
+            doc["nodes"], doc["edges"], doc["focus"] = trial["nodes"], trial["edges"], trial["focus"]
+        elif group is None:
             journal_mod.append(self._path(sid, "journal.jsonl"), entry)
-            for key in ("nodes", "edges", "focus"):
-                doc[key] = trial[key]
         else:
-            journal_mod.append(self._path(sid, "journal.jsonl"), entry)
+            group.append(entry)
         doc["journal_seq"] = entry["seq"]
         return entry
 
     def apply_ops(
         self,
         sid: str,
-        ops: list[dict[str, Any]],
+        ops: list[PatchOp],
         *,
         kind: str,
         rationale: str,
@@ -407,12 +518,12 @@ class SidecarStore:
             return 0
         with self.transaction(sid) as doc:
             entry = self.commit_ops(doc, ops, kind=kind, rationale=rationale, event_id=event_id, backend=backend)
-        return int(entry["seq"])
+        return entry["seq"]
 
     def commit_ops(
-        self, doc: dict[str, Any], ops: list[dict[str, Any]], *, kind: str, rationale: str,
+        self, doc: SessionDoc, ops: list[PatchOp], *, kind: str, rationale: str,
         event_id: str | None = None, backend: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> JournalEntry:
         """:meth:`commit_entry` for trusted ops, inside a transaction the caller holds."""
         return self.commit_entry(
             doc, {"kind": kind, "rationale": rationale, "event_id": event_id, "backend": backend, "reasons": [], "ops": ops}
@@ -429,28 +540,54 @@ class SidecarStore:
         with self.transaction(sid) as doc:
             found = [n for n in node_ids if n in doc["nodes"]]
             if found:
-                ops = activation_ops(doc, found, utcnow(), settings, source=event_id)
+                ops = activation_ops(doc, found, self._now(), settings, source=event_id)
                 self.commit_entry(
                     doc,
                     {"kind": "activate", "rationale": rationale, "event_id": event_id, "backend": "user", "reasons": ["expand"], "ops": ops},
                 )
         return found
 
-    def list_sessions(self) -> list[str]:
-        """Session ids with a graph or journal, most recently updated first."""
+    def read_journal(self, sid: str) -> list[JournalEntry]:
+        """The session's journal entries, oldest first (unreadable lines skipped)."""
+        return journal_mod.read_journal(self._path(sid, "journal.jsonl"))
+
+    def project(self, sid: str) -> str | None:
+        """The session's project, from its journal's first (init) entry: no graph parse."""
+        try:
+            with open(self._path(sid, "journal.jsonl"), "rb") as fh:
+                first = fh.readline()
+            entry = jsonio.loads(first)
+        except (OSError, ValueError, UnicodeDecodeError):
+            return None
+        project = entry.get("project") if isinstance(entry, dict) else None
+        return project if isinstance(project, str) else None
+
+    def session_times(self) -> dict[str, float]:
+        """Every session (one with a graph or a journal) → when any of its files last
+        changed (graph, journal or hook state)."""
         try:
             names = os.listdir(self.dir)
         except FileNotFoundError:
-            return []
-        seen: dict[str, float] = {}
+            return {}
+        found: set[str] = set()
+        times: dict[str, float] = {}
         for name in names:
             for suffix in (".graph.json", ".journal.jsonl", ".state.json"):
                 if name.endswith(suffix):
                     sid = name[: -len(suffix)]
+                    if not _plain_id(sid):
+                        break
                     try:
                         mtime = os.stat(os.path.join(self.dir, name)).st_mtime
                     except FileNotFoundError:
-                        continue
-                    if _plain_id(sid):
-                        seen[sid] = max(seen.get(sid, 0.0), mtime)
-        return sorted(seen, key=lambda s: seen[s], reverse=True)
+                        break
+                    times[sid] = max(times.get(sid, 0.0), mtime)
+                    if suffix != ".state.json":
+                        found.add(sid)
+                    break
+        return {sid: t for sid, t in times.items() if sid in found}
+
+    def list_sessions(self) -> list[str]:
+        """Session ids with a graph or journal, most recently updated first."""
+        times = self.session_times()
+        return sorted(times, key=lambda s: times[s], reverse=True)

@@ -15,7 +15,9 @@ in order, for one transcript file:
   ``tool_use`` we never saw, a second result for the same id, and a ``tool_use`` that never
   got a result produce nothing (Claude Code fires PostToolUse only for a finished call);
 * at each ``compact_boundary`` system line: ``PreCompact`` (``trigger`` from
-  ``compactMetadata``, ``auto`` when absent) then ``SessionStart`` (``source: "compact"``);
+  ``compactMetadata``, ``auto`` when absent; at the time of the line before, when the
+  compaction began) then ``SessionStart`` (``source: "compact"``) once the summary line
+  that follows the boundary (``isCompactSummary``) is written;
 * ``Stop`` when a turn the assistant answered is over: before the next prompt, slash
   command or manual compaction, and at the end of the file; not after a turn the user
   interrupted (``[Request interrupted by user]``), and not at an auto-compaction, which
@@ -28,7 +30,11 @@ the ``Task`` call itself, not main-session hooks for the subagent's own prompts 
 
 Every payload has ``session_id``, ``transcript_path``, ``cwd`` and ``hook_event_name``;
 the line's timestamp rides beside the payload (:attr:`HookEvent.timestamp`) so a replay
-can pin the clock to it. Lines that are not JSON, not objects, of unknown type or with
+can pin the clock to it, and so does :attr:`HookEvent.written`: how many lines of the file
+Claude Code had written when the hook ran. An honest replay gives each hook a transcript of
+exactly those lines (the prompt, the tool result, the compaction boundary are written
+*after* their hook; the compaction summary *before* ``SessionStart(compact)``), never the
+future. Lines that are not JSON, not objects, of unknown type or with
 fields of the wrong type are counted and skipped, never fatal.
 """
 
@@ -79,6 +85,12 @@ class HookEvent:
     timestamp: str | None
     line_no: int
     source_file: str
+    #: Lines of ``source_file`` already written when the hook runs (an honest replay's
+    #: ``transcript_path`` holds exactly these).
+    written: int = 0
+    #: ``SessionStart(compact)`` only: the text of Claude's compaction summary (for
+    #: evaluation; Claude Code does not send it in this hook's payload).
+    compact_summary: str | None = None
 
     @property
     def cli_event(self) -> str:
@@ -168,7 +180,8 @@ class _Emitter:
         self.session_id: str | None = None
         self.cwd: str | None = None
 
-    def make(self, name: str, fields: dict[str, Any], timestamp: str | None, line_no: int) -> HookEvent:
+    def make(self, name: str, fields: dict[str, Any], timestamp: str | None, line_no: int, written: int,
+             compact_summary: str | None = None) -> HookEvent:
         payload: dict[str, Any] = {
             "session_id": self.session_id or Path(self.transcript_path).stem,
             "transcript_path": self.transcript_path,
@@ -176,7 +189,7 @@ class _Emitter:
             "hook_event_name": name,
         }
         payload.update(fields)
-        event = HookEvent(self.index, name, payload, timestamp, line_no, self.transcript_path)
+        event = HookEvent(self.index, name, payload, timestamp, line_no, self.transcript_path, written, compact_summary)
         self.index += 1
         return event
 
@@ -201,15 +214,21 @@ def parse_transcript(
     last_line = 0
     turn_open = False  # the assistant has answered since the last prompt
     turn_ts: str | None = None
+    compacting: tuple[str | None, int] | None = None  # a boundary awaiting its summary line
 
-    def close_turn(line_no: int) -> Iterator[HookEvent]:
+    def close_turn(line_no: int, written: int) -> Iterator[HookEvent]:
         nonlocal turn_open
         if turn_open and stop_events:
-            yield em.make("Stop", {"stop_hook_active": False}, turn_ts, line_no)
+            yield em.make("Stop", {"stop_hook_active": False}, turn_ts, line_no, written)
         turn_open = False
 
     for line_no, obj in iter_json_lines(path, stats):
         last_line = line_no
+        if compacting is not None:  # SessionStart(compact) fires once the summary is written
+            summary = _compact_summary(obj)
+            yield em.make("SessionStart", {"source": "compact"}, compacting[0], compacting[1],
+                          line_no if summary is not None else line_no - 1, summary)
+            compacting = None
         type_ = obj.get("type")
         type_name = type_ if isinstance(type_, str) else "<none>"
         stats.types[type_name] = stats.types.get(type_name, 0) + 1
@@ -227,18 +246,20 @@ def parse_transcript(
             continue
         if not started:
             started = True
-            yield em.make("SessionStart", {"source": start_source}, ts, line_no)
+            yield em.make("SessionStart", {"source": start_source}, ts, line_no, line_no - 1)
+        before_ts = last_ts
         last_ts = ts or last_ts
 
         if type_name == "system":
             if obj.get("subtype") == "compact_boundary":
                 stats.compactions += 1
-                meta = obj.get("compactMetadata") if isinstance(obj.get("compactMetadata"), dict) else {}
+                raw_meta = obj.get("compactMetadata")
+                meta = raw_meta if isinstance(raw_meta, dict) else {}
                 trigger = meta.get("trigger") if meta.get("trigger") in ("auto", "manual") else "auto"
                 if trigger == "manual":
-                    yield from close_turn(line_no)
-                yield em.make("PreCompact", {"trigger": trigger, "custom_instructions": None}, ts, line_no)
-                yield em.make("SessionStart", {"source": "compact"}, ts, line_no)
+                    yield from close_turn(line_no, line_no - 1)
+                yield em.make("PreCompact", {"trigger": trigger, "custom_instructions": None}, before_ts or ts, line_no, line_no - 1)
+                compacting = (ts, line_no)
             continue
 
         message = obj.get("message")
@@ -246,8 +267,8 @@ def parse_transcript(
             turn_open, turn_ts = True, ts or turn_ts
             for block in _blocks(message):
                 if block.get("type") == "tool_use" and isinstance(block.get("id"), str) and len(pending) < MAX_PENDING_TOOLS:
-                    name = block.get("name") if isinstance(block.get("name"), str) else "unknown"
-                    pending[block["id"]] = (name, block.get("input") if isinstance(block.get("input"), dict) else {})
+                    name, tool_input = block.get("name"), block.get("input")
+                    pending[block["id"]] = (name if isinstance(name, str) else "unknown", tool_input if isinstance(tool_input, dict) else {})
             continue
 
         # type == "user"
@@ -267,7 +288,7 @@ def parse_transcript(
                 answered.add(tool_id)
                 response = obj["toolUseResult"] if "toolUseResult" in obj and len(results) == 1 else block.get("content")
                 yield em.make("PostToolUse", {"tool_name": name, "tool_input": tool_input, "tool_response": response,
-                                              "tool_use_id": tool_id}, ts, line_no)
+                                              "tool_use_id": tool_id}, ts, line_no, line_no - 1)
             continue
         if obj.get("isMeta") is True or obj.get("isCompactSummary") is True:
             stats.non_prompt_user += 1
@@ -280,15 +301,28 @@ def parse_transcript(
             if marker.lstrip().startswith("[Request interrupted by user"):
                 turn_open = False
             elif marker.lstrip().startswith("<command-name>"):
-                yield from close_turn(line_no)
+                yield from close_turn(line_no, line_no - 1)
             continue
-        yield from close_turn(line_no)
-        yield em.make("UserPromptSubmit", {"prompt": text}, ts, line_no)
+        yield from close_turn(line_no, line_no - 1)
+        yield em.make("UserPromptSubmit", {"prompt": text}, ts, line_no, line_no - 1)
 
     stats.unanswered_tools += len(pending)
+    if compacting is not None:
+        yield em.make("SessionStart", {"source": "compact"}, compacting[0], compacting[1], last_line)
     if started:
-        yield from close_turn(last_line)
-        yield em.make("SessionEnd", {"reason": end_reason}, last_ts, last_line)
+        yield from close_turn(last_line, last_line)
+        yield em.make("SessionEnd", {"reason": end_reason}, last_ts, last_line, last_line)
+
+
+def _compact_summary(obj: dict[str, Any]) -> str | None:
+    """The summary text of an ``isCompactSummary`` line, else ``None``."""
+    if obj.get("isCompactSummary") is not True:
+        return None
+    message = obj.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    return prompt_marker(content)
 
 
 def parse_transcripts(paths: Iterable[str | os.PathLike[str]], stats: ParseStats | None = None) -> Iterator[HookEvent]:

@@ -14,12 +14,13 @@ from .model import SOURCES_MAX, iso
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
-    from typing import Any
 
     from .config import DecaySettings
+    from .types import GraphDoc, Node, PatchOp
 
 #: Initial weight of a node by kind: intent outranks incidental names.
 INITIAL_WEIGHT: dict[str, float] = {
+    "request": 0.8,
     "correction": 0.8,
     "decision": 0.7,
     "preference": 0.6,
@@ -30,6 +31,8 @@ INITIAL_WEIGHT: dict[str, float] = {
     "symbol": 0.4,
     "file": 0.4,
     "command": 0.35,
+    "task": 0.6,
+    "commit": 0.35,
 }
 
 
@@ -51,10 +54,10 @@ def weaken(weight: float, loss: float, floor: float = 0.0) -> float:
     return with_floor(clamp01(weight) * (1.0 - clamp01(loss)), floor)
 
 
-def node_floor(node: dict[str, Any], settings: DecaySettings) -> float:
-    if node.get("anchor"):
-        return max(float(node.get("floor") or 0.0), settings.anchor_floor)
-    return float(node.get("floor") or 0.0)
+def node_floor(node: Node, settings: DecaySettings) -> float:
+    if node["anchor"]:
+        return max(node["floor"], settings.anchor_floor)
+    return node["floor"]
 
 
 def round_w(x: float) -> float:
@@ -63,25 +66,25 @@ def round_w(x: float) -> float:
 
 
 def activation_ops(
-    doc: dict[str, Any],
+    doc: GraphDoc,
     node_ids: list[str],
     now: datetime,
     settings: DecaySettings,
     *,
     source: str | None = None,
-) -> list[dict[str, Any]]:
+) -> list[PatchOp]:
     """Effective ops that activate existing nodes: weight up, ``last_activated`` now."""
-    ops: list[dict[str, Any]] = []
+    ops: list[PatchOp] = []
     stamp = iso(now)
     for nid in dict.fromkeys(node_ids):
         node = doc["nodes"].get(nid)
         if node is None:
             continue
         base = f"/nodes/{nid}"
-        ops.append({"op": "replace", "path": f"{base}/weight", "value": round_w(strengthen(node.get("weight", 0.5), settings.activation_gain))})
+        ops.append({"op": "replace", "path": f"{base}/weight", "value": round_w(strengthen(node["weight"], settings.activation_gain))})
         ops.append({"op": "replace", "path": f"{base}/last_activated", "value": stamp})
-        ops.append({"op": "replace", "path": f"{base}/activations", "value": int(node.get("activations", 0)) + 1})
+        ops.append({"op": "replace", "path": f"{base}/activations", "value": node["activations"] + 1})
         if source:
-            sources = [s for s in node.get("sources", []) if s != source] + [source]
+            sources = [s for s in node["sources"] if s != source] + [source]
             ops.append({"op": "replace", "path": f"{base}/sources", "value": sources[-SOURCES_MAX:]})
     return ops

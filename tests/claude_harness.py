@@ -1,7 +1,8 @@
 """Run the real Claude Code CLI against the stand-in model, in a sandbox, and read what it did.
 
 A :class:`Sandbox` is one user's machine: a fresh ``HOME`` (so no settings, no trust state, no
-plugins leak in from the developer's), a project directory, and a ``ROLLING_GRAPH_HOME``. Every
+plugins leak in from the developer's) and a project directory. ``ROLLING_GRAPH_HOME`` is not set,
+as for a user: the state lives in the default ``$HOME/.claude/rolling-graph``. Every
 ``claude`` run gets a minimal environment: the fake API key, telemetry and non-essential traffic
 off, the stand-in model as ``ANTHROPIC_BASE_URL``, and ``rgraph-hook`` on ``PATH`` (this venv's
 bin directory, behind a logging wrapper so tests can see which events fired).
@@ -86,7 +87,13 @@ class Sandbox:
 
     @property
     def rg_home(self) -> Path:
-        return self.root / "rg"
+        """The state directory every process finds by default: ``~/.claude/rolling-graph``
+        (the sandbox sets no ``ROLLING_GRAPH_HOME``, as a user does not)."""
+        return self.home / ".claude" / "rolling-graph"
+
+    def plugin_data_sessions(self) -> list[Path]:
+        """Sidecars under ``~/.claude/plugins/data/`` (an old version's second state directory)."""
+        return sorted(self.home.glob(".claude/plugins/data/*/sessions/*.graph.json"))
 
     @property
     def wrapper_bin(self) -> Path:
@@ -100,7 +107,7 @@ class Sandbox:
     def create(cls, root: Path, *, wrap_hook: bool = True, **extra_env: str) -> Sandbox:
         """Lay out a sandbox in the empty directory ``root``."""
         sandbox = cls(root, dict(extra_env))
-        for directory in (sandbox.home, sandbox.project, sandbox.rg_home):
+        for directory in (sandbox.home, sandbox.project):
             directory.mkdir(parents=True)
         if wrap_hook:
             sandbox.wrapper_bin.mkdir()
@@ -123,7 +130,6 @@ class Sandbox:
             "DISABLE_TELEMETRY": "1",
             "DISABLE_AUTOUPDATER": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "ROLLING_GRAPH_HOME": str(self.rg_home),
             # Hooks inherit ANTHROPIC_API_KEY, so "auto" would pick the Anthropic probe: pin offline.
             "ROLLING_GRAPH_PROBE": "offline",
         }

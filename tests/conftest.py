@@ -10,6 +10,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,52 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 HOOK = str(Path(sys.executable).with_name("rgraph-hook"))
+
+
+#: Where this run's embedded servers live: pytest's base temp (added at start) and directories
+#: named with this process's pid (``/tmp/rgpg-<pid>-…``: short, for the server's socket).
+OUR_SERVER_ROOTS: list[str] = [f"/tmp/rgpg-{os.getpid()}-", f"/tmp/rgst-{os.getpid()}-", f"/tmp/rgidle-{os.getpid()}"]
+
+
+def ours(data_dir: str) -> bool:
+    return any(data_dir.startswith(root) for root in OUR_SERVER_ROOTS)
+
+
+def running_postmasters() -> dict[int, str]:
+    """``{pid: data directory}`` of every embedded PostgreSQL postmaster (``…/pg``) here."""
+    out = subprocess.run(["ps", "-ww", "-eo", "pid=,args="], capture_output=True, text=True, check=False).stdout
+    found: dict[int, str] = {}
+    for line in out.splitlines():
+        pid, _, args = line.strip().partition(" ")
+        parts = args.split()
+        if parts and parts[0].endswith("postgres") and "-D" in parts[:-1]:
+            data_dir = parts[parts.index("-D") + 1]
+            if data_dir.rstrip("/").endswith("/pg"):  # ours: $ROLLING_GRAPH_HOME/pg
+                found[int(pid)] = data_dir
+    return found
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_database_server_outlives_the_suite(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every embedded PostgreSQL the suite starts is stopped by the test that started it.
+
+    At the end, any server of this run still running is stopped here and the run fails.
+    (Only this run's: other test runs on the machine keep theirs.)"""
+    OUR_SERVER_ROOTS.append(str(tmp_path_factory.getbasetemp()))
+    before = {pid for pid, data_dir in running_postmasters().items() if ours(data_dir)}
+    yield
+    shared = sys.modules.get("warm_support")
+    if shared is not None:
+        shared.stop_shared_server()
+    deadline = time.monotonic() + 10  # detached reconciles may still be shutting theirs down
+    while (left := {pid: d for pid, d in running_postmasters().items() if pid not in before and ours(d)}) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    for data_dir in left.values():
+        from rolling_graph.reconcile import server
+
+        server.stop(Path(data_dir).parent)
+    if left:
+        pytest.fail(f"{len(left)} PostgreSQL server(s) started by the tests were still running: {sorted(left.values())}")
 
 
 @pytest.fixture(autouse=True)

@@ -141,15 +141,7 @@ def small_session(settings: Settings, sid: str, project: str, labels: list[str],
 
 
 def inspect_app() -> typer.Typer:
-    """The ``rgraph`` app, or (until rolling_graph/cli/main.py exists) a local one with our commands."""
-    try:
-        from rolling_graph.cli.main import app
+    """The ``rgraph`` app."""
+    from rolling_graph.cli.main import app
 
-        return app
-    except ImportError:
-        from rolling_graph.cli import show, stats, view
-
-        app = typer.Typer()
-        for module in (show, stats, view):
-            module.register(app)
-        return app
+    return app

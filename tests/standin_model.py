@@ -12,6 +12,11 @@ from a script: a queue of turns, each either tool calls or text. The compaction 
 prompt says "Respond with TEXT ONLY") gets a summary that says nothing, so whatever survives a
 compaction survives because a hook put it back. Side requests (titles, topics, quota probes) get
 a short harmless text. Every request body is recorded for the tests to assert on.
+
+*Probe* requests — a ``claude -p --json-schema`` run whose only tool is ``StructuredOutput``, as
+the ``claude`` probe backend makes them — are answered from a second queue of
+:class:`ProbeReply` (an answer, a malformed text, an HTTP error, a hang), so tests can make the
+model misbehave for the probe without disturbing a scripted main loop.
 """
 
 from __future__ import annotations
@@ -31,7 +36,11 @@ EMPTY_SUMMARY = "<analysis>\nNothing to analyse.\n</analysis>\n\n<summary>\nNoth
 SIDE_ANSWER = "ok"
 DEFAULT_FINAL_TEXT = "Done."
 
-RequestKind = Literal["main", "compact", "side", "count_tokens", "other"]
+STRUCTURED_OUTPUT_TOOL = "StructuredOutput"
+#: What a probe request gets when no :class:`ProbeReply` is queued: a valid, empty patch.
+EMPTY_PATCH_ANSWER: dict[str, Any] = {"rationale": "Nothing to record.", "patch": []}
+
+RequestKind = Literal["main", "compact", "side", "probe", "count_tokens", "other"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,49 @@ class Turn:
         return Turn(text=text)
 
 
+@dataclass(frozen=True)
+class ProbeReply:
+    """How the stand-in answers one probe (structured-output) request.
+
+    ``answer`` is the ``StructuredOutput`` tool input; ``text`` instead answers with prose and no
+    tool call (a malformed structured output); ``status`` other than 200 answers with an API
+    error of that status (``retry_after`` seconds in the header); ``delay_s`` holds the answer
+    back (a hang, when longer than the caller's timeout).
+    """
+
+    answer: dict[str, Any] | None = None
+    text: str = ""
+    status: int = 200
+    retry_after: float | None = None
+    delay_s: float = 0.0
+
+    @staticmethod
+    def patch(rationale: str, ops: list[dict[str, Any]]) -> ProbeReply:
+        return ProbeReply(answer={"rationale": rationale, "patch": ops})
+
+    @staticmethod
+    def error(status: int, retry_after: float | None = 0.0) -> ProbeReply:
+        return ProbeReply(status=status, retry_after=retry_after)
+
+    @staticmethod
+    def prose(text: str = "I would rather explain the graph in words.") -> ProbeReply:
+        return ProbeReply(text=text)
+
+    @staticmethod
+    def hang(seconds: float) -> ProbeReply:
+        return ProbeReply(answer=EMPTY_PATCH_ANSWER, delay_s=seconds)
+
+
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+
+
 @dataclass
 class RecordedRequest:
     """One request as Claude Code sent it."""
@@ -82,6 +134,9 @@ class _State:
     requests: list[RecordedRequest] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+    probe_replies: deque[ProbeReply] = field(default_factory=deque)
+    probe_default: ProbeReply = field(default_factory=lambda: ProbeReply(answer=EMPTY_PATCH_ANSWER))
+    closing: threading.Event = field(default_factory=threading.Event)
 
 
 def iter_texts(value: Any) -> Iterator[str]:
@@ -107,7 +162,10 @@ def classify(path: str, body: dict[str, Any]) -> RequestKind:
     last_user = next((m for m in reversed(messages) if m.get("role") == "user"), None)
     if last_user is not None and any(COMPACTION_MARKER in t for t in iter_texts(last_user.get("content"))):
         return "compact"
-    return "main" if body.get("tools") else "side"
+    tools = body.get("tools") or []
+    if tools and all(isinstance(t, dict) and t.get("name") == STRUCTURED_OUTPUT_TOOL for t in tools):
+        return "probe"
+    return "main" if tools else "side"
 
 
 def message_blocks(turn: Turn, id_source: Iterator[int]) -> list[dict[str, Any]]:
@@ -183,6 +241,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, {"input_tokens": _estimate_tokens(recorded.body)})
         elif recorded.kind == "other":
             self._send_json(404, {"type": "error", "error": {"type": "not_found_error", "message": "stand-in model"}})
+        elif recorded.kind == "probe":
+            self._answer_probe(recorded)
         else:
             message = self._answer(recorded)
             if recorded.body.get("stream"):
@@ -204,6 +264,27 @@ class _Handler(BaseHTTPRequestHandler):
             self.server.state.requests.append(recorded)
         return recorded
 
+    def _answer_probe(self, recorded: RecordedRequest) -> None:
+        state = self.server.state
+        with state.lock:
+            reply = state.probe_replies.popleft() if state.probe_replies else state.probe_default
+        if reply.delay_s > 0 and state.closing.wait(reply.delay_s):
+            return  # the stand-in is stopping: drop the connection unanswered
+        try:
+            if reply.status != 200:
+                error = {"type": _ERROR_TYPES.get(reply.status, "api_error"), "message": "stand-in model says no"}
+                headers = {} if reply.retry_after is None else {"retry-after": f"{reply.retry_after:g}"}
+                self._send_json(reply.status, {"type": "error", "error": error}, headers)
+                return
+            turn = Turn.say(reply.text) if reply.answer is None else Turn.tools(ToolCall(STRUCTURED_OUTPUT_TOOL, reply.answer))
+            message = self._message(recorded, turn)
+            if recorded.body.get("stream"):
+                self._send_stream(message)
+            else:
+                self._send_json(200, message)
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the caller gave up (its timeout): nothing to answer
+
     def _answer(self, recorded: RecordedRequest) -> dict[str, Any]:
         state = self.server.state
         with state.lock:
@@ -213,6 +294,11 @@ class _Handler(BaseHTTPRequestHandler):
                 turn = Turn.say(state.summary)
             else:
                 turn = Turn.say(SIDE_ANSWER)
+        return self._message(recorded, turn)
+
+    def _message(self, recorded: RecordedRequest, turn: Turn) -> dict[str, Any]:
+        state = self.server.state
+        with state.lock:
             blocks = message_blocks(turn, state.ids)
             number = next(state.ids)
         return {
@@ -231,12 +317,14 @@ class _Handler(BaseHTTPRequestHandler):
             },
         }
 
-    def _send_json(self, status: int, payload: dict[str, Any]) -> None:
+    def _send_json(self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.send_header("request-id", "req_standin")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
         self.end_headers()
         self.wfile.write(data)
 
@@ -282,6 +370,7 @@ class StandinModel:
         return self
 
     def stop(self) -> None:
+        self._server.state.closing.set()  # wake any hanging probe answer
         self._server.shutdown()
         self._server.server_close()
 
@@ -295,6 +384,16 @@ class StandinModel:
         """Queue more main-loop turns (e.g. before the next ``claude -p`` run)."""
         with self._server.state.lock:
             self._server.state.turns.extend(turns)
+
+    def script_probe(self, *replies: ProbeReply) -> None:
+        """Queue answers for the next probe requests (after them: :meth:`set_probe_default`)."""
+        with self._server.state.lock:
+            self._server.state.probe_replies.extend(replies)
+
+    def set_probe_default(self, reply: ProbeReply) -> None:
+        """How probe requests are answered once the queue is empty (default: an empty patch)."""
+        with self._server.state.lock:
+            self._server.state.probe_default = reply
 
     @property
     def requests(self) -> list[RecordedRequest]:

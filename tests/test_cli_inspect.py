@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
-import types
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,8 @@ from rolling_graph.journal import read_journal
 from rolling_graph.sidecar import SidecarStore
 
 PG = "use-postgresql-for-the-warm-store"
+#: Nothing listens on port 9: the database is down, without waiting for a timeout.
+CLOSED_PORT_DSN = "postgresql://postgres@127.0.0.1:9/nothing?connect_timeout=2"
 SQLITE = "use-sqlite-for-the-warm-store"
 
 
@@ -126,8 +126,9 @@ def test_dot_escapes_quotes_and_newlines_in_labels() -> None:
     assert 'n0["say #quot;hi#quot; }; evil [x] (0.50)"]' in to_mermaid(doc)
 
 
-def test_show_warm_uses_the_reconcile_reader(storage: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    fake = types.ModuleType("rolling_graph.reconcile.read")
+def test_show_warm_reads_the_projects_warm_graph(storage: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rolling_graph.reconcile import read
+
     seen: list[str] = []
 
     def warm_document(settings: object, project_root: str) -> dict[str, object]:
@@ -139,20 +140,19 @@ def test_show_warm_uses_the_reconcile_reader(storage: str, monkeypatch: pytest.M
             "focus": [],
         }
 
-    fake.warm_document = warm_document  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "rolling_graph.reconcile.read", fake)
+    monkeypatch.setattr(read, "warm_document", warm_document)  # the database itself: tests/test_warm_cli.py
     code, out = run("show", "--warm")
     assert code == 0
     assert f"Warm graph · {os.getcwd()}" in out and "PostgreSQL warm" in out
     assert seen == [os.getcwd()]
 
 
-def test_show_warm_without_reader_says_what_is_missing(storage: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "rolling_graph.reconcile.read", None)
+def test_show_warm_with_the_database_down_and_no_snapshot_says_both(storage: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ROLLING_GRAPH_DSN", CLOSED_PORT_DSN)
     code, out = run("show", "--warm")
     assert code == 1
-    assert "warm graph reader (rolling_graph.reconcile.read.warm_document) is not available" in out
-    assert "no resume snapshot yet" in out
+    assert "cannot connect to the warm graph" in out
+    assert "has no resume snapshot yet" in out
 
 
 # --- session resolution ------------------------------------------------------------------
@@ -209,15 +209,16 @@ def test_provenance_skips_entries_about_other_nodes() -> None:
         {"seq": 1, "kind": "patch", "ops": [{"op": "add", "path": "/nodes/a", "value": {}}]},
         {"seq": 2, "kind": "patch", "ops": [{"op": "add", "path": "/nodes/ab", "value": {}}]},
         {"seq": 3, "kind": "patch", "ops": [{"op": "add", "path": "/edges/b|informs|a", "value": {}}]},
-        {"seq": 4, "kind": "activate", "nodes": ["a"], "ops": []},
+        {"seq": 4, "kind": "activate", "ops": [{"op": "replace", "path": "/nodes/a/weight", "value": 0.7}]},
+        {"seq": 5, "kind": "activate", "ops": [{"op": "replace", "path": "/nodes/ab/weight", "value": 0.7}]},
     ]
     assert [row["seq"] for row in provenance(journal, "a")] == [1, 3, 4]
 
 
-def test_expand_prints_branch_and_counts_as_an_activation(storage: str, home: Path) -> None:
+def test_expand_with_activate_prints_branch_and_counts_as_an_activation(storage: str, home: Path) -> None:
     store = SidecarStore(settings_for(home))
     before = store.load(storage)["nodes"][PG]
-    code, out = run("expand", PG, "--session", storage)
+    code, out = run("expand", PG, "--activate", "--session", storage)
     assert code == 0
     assert "Edges (2)" in out and "Neighbours (2)" in out
     assert "Rolling Graph plugin" in out and "Use SQLite for the warm store" in out
@@ -298,17 +299,17 @@ def test_view_limit_keeps_focus_and_heaviest(storage: str, tmp_path: Path) -> No
 
 
 def test_clean_and_bars_bound_untrusted_text() -> None:
-    assert clean("a\x1b[31mb\u202ec\nd") == "a [31mb c d"
+    assert clean("a\x1b[31mb\u202ec\nd") == "a [31mbc d"  # controls become spaces; a bidi override goes
     assert len(clean("x" * 500)) == 120
     assert weight_bar(0.0) == "░" * 10 and weight_bar(1.0) == "█" * 10 and weight_bar(7) == "█" * 10
 
 
-def test_show_warm_falls_back_to_the_projects_resume_snapshot(
+def test_show_warm_with_the_database_down_shows_the_projects_resume_snapshot(
     storage: str, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from rolling_graph.reconcile.snapshot import write_snapshot
 
-    monkeypatch.setitem(sys.modules, "rolling_graph.reconcile.read", None)
+    monkeypatch.setenv("ROLLING_GRAPH_DSN", CLOSED_PORT_DSN)
     nodes = [
         {
             "id": "warm-pg",
@@ -323,7 +324,7 @@ def test_show_warm_falls_back_to_the_projects_resume_snapshot(
     write_snapshot(home, os.getcwd(), {"nodes": nodes, "edges": edges})
     code, out = run("show", "--warm")
     assert code == 0
-    assert "resume snapshot: its top 2 nodes" in out
+    assert "database unavailable; resume snapshot: its top 2 nodes" in out
     assert "warm-pg —supersedes→ warm-old" in out and "✗ superseded by warm-pg" in out
 
 

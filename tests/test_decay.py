@@ -1,4 +1,4 @@
-"""Weights, decay and focus: the spec's formula, under a frozen clock."""
+"""Weights, decay and focus: the formula of docs/architecture.md, under a frozen clock."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -183,6 +184,7 @@ def test_every_registered_event_fires_and_exits_cleanly(scenario: Scenario) -> N
     for name, run in scenario.runs.items():
         assert stderr_hook_errors(run) == [], f"{name}: {run.stderr}"
     assert sorted(scenario.sandbox.rg_home.glob("sessions/*.graph.json")), "no sidecar was written"
+    assert scenario.sandbox.plugin_data_sessions() == [], "state was split into the plugin's data directory"
 
 
 def test_our_context_reaches_the_model_as_a_hook_system_message(tmp_path: Path, warm_dsn: str) -> None:
@@ -236,9 +238,8 @@ def wait_for_snapshot(rg_home: Path, timeout_s: float = SNAPSHOT_WAIT_S) -> list
 
 
 def test_brand_new_session_in_the_project_starts_with_the_warm_decision(scenario: Scenario) -> None:
-    snapshots = wait_for_snapshot(scenario.sandbox.rg_home)
-    if not snapshots:
-        pytest.xfail("no warm-graph snapshot appeared after SessionEnd (reconcile not wired yet)")
+    # SessionEnd reconciles into the warm graph, detached; the project's snapshot follows.
+    assert wait_for_snapshot(scenario.sandbox.rg_home), "no warm-graph snapshot appeared after SessionEnd"
 
     fresh = scenario.play("new_session", "Hello again.", turns=(Turn.say("Hi."),))
     transcript = scenario.sandbox.transcript(fresh.session_id)
@@ -296,3 +297,15 @@ def test_plugin_costs_at_most_thirty_percent_over_noop_python_hooks(tmp_path: Pa
     ratio = ours_s / noop_s
     print(f"20-tool session: no-op python hooks {times['noop']}, rolling graph {times['ours']}, best ratio {ratio:.2f}")
     assert ratio <= 1.3, f"plugin {ours_s:.2f}s vs no-op {noop_s:.2f}s: ratio {ratio:.2f} > 1.3"
+
+
+def test_rgraph_show_in_a_terminal_sees_the_sessions_the_hooks_wrote(scenario: Scenario) -> None:
+    # A terminal has neither ROLLING_GRAPH_HOME nor CLAUDE_PLUGIN_DATA: only HOME.
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(scenario.sandbox.home), "COLUMNS": "200"}
+    rgraph = str(Path(sys.executable).with_name("rgraph"))
+    done = subprocess.run([rgraph, "show", "--session", scenario.session_id], env=env, capture_output=True, text=True, timeout=60)
+
+    assert done.returncode == 0, done.stderr
+    assert mentions_decision(done.stdout), done.stdout[-2000:]
+    sidecars = {p.parent for p in scenario.sandbox.home.rglob("*.graph.json")}
+    assert sidecars == {scenario.sandbox.rg_home / "sessions"}, sidecars

@@ -1,11 +1,11 @@
-"""The heuristic gate: the spec's four triggers, the dead man's switch, and batching."""
+"""The heuristic gate: the four triggers, the dead man's switch, and batching."""
 
 from __future__ import annotations
 
 import time
 
 from rolling_graph.config import GateSettings
-from rolling_graph.gate import PENDING_MAX, check, enqueue
+from rolling_graph.gate import PENDING_MAX, QUEUE_MAX, check, enqueue
 from rolling_graph.model import make_node, new_gate_state
 
 G = GateSettings()
@@ -83,14 +83,28 @@ def test_a_new_error_fires_after_a_cooldown_and_a_repeated_one_does_not() -> Non
     assert "error" in check(tool([], error=True, text=other), {}, gate, G)
 
 
-def test_enqueue_batches_and_bounds_pending_events() -> None:
+def test_enqueue_keeps_events_past_the_batch_bound_and_asks_for_a_probe() -> None:
     gate = new_gate_state()
+    fired = []
     for i in range(PENDING_MAX + 5):
-        enqueue({"id": f"e{i}", "event": "PostToolUse", "text": ""}, gate, [])
-    assert len(gate["pending"]) == PENDING_MAX and gate["dropped"] == 5
+        reasons: list[str] = []
+        enqueue({"id": f"e{i}", "event": "PostToolUse", "text": ""}, gate, reasons)
+        fired.append(reasons)
+    assert [p["id"] for p in gate["pending"]] == [f"e{i}" for i in range(PENDING_MAX + 5)]  # none dropped
+    assert "dropped" not in gate
+    assert fired[PENDING_MAX] == ["backlog"] and gate["probe_requested"]  # past the batch bound: a probe folds the excess
+    assert fired[PENDING_MAX + 1] == []  # asked once, not on every event
     enqueue({"id": "x", "event": "UserPromptSubmit", "text": ""}, gate, ["decision"])
-    assert gate["probe_requested"] and gate["pending_reasons"] == ["decision"]
+    assert gate["probe_requested"] and gate["pending_reasons"] == ["backlog", "decision"]
     assert gate["pending"][-1]["reasons"] == ["decision"]
+
+
+def test_the_queue_has_a_hard_bound_and_counts_what_it_drops() -> None:
+    gate = new_gate_state()
+    for i in range(QUEUE_MAX + 3):
+        enqueue({"id": f"e{i}", "event": "PostToolUse", "text": ""}, gate, [])
+    assert len(gate["pending"]) == QUEUE_MAX and gate["dropped"] == 3
+    assert gate["pending"][0]["id"] == "e3"
 
 
 def test_gate_is_fast() -> None:
@@ -102,3 +116,20 @@ def test_gate_is_fast() -> None:
         check(event, graph, gate, G)
     per_event_ms = (time.perf_counter() - t0) * 1000 / 200
     assert per_event_ms < 5, per_event_ms  # the bench target is < 1 ms; generous here for loaded CI
+
+
+def test_a_tool_result_is_an_error_exactly_when_the_gate_finds_its_error_line() -> None:
+    from rolling_graph.events import event_from_payload
+    from rolling_graph.gate import error_signature, first_error_line
+
+    outputs = ["ok", "ValueError: bad value", "FAILED tests/x.py::t", "fatal: not a git repository", "0 Errors found",
+               "ErrorBoundary.tsx\nApp.tsx", "Traceback (most recent call last):\n  File \"a.py\", line 1\nKeyboardInterrupt"]
+    for out in outputs:
+        event = event_from_payload("PostToolUse", {"tool_name": "Bash", "tool_input": {"command": "run"},
+                                                   "tool_response": {"stdout": out}}, "e1", "2026-01-01T00:00:00Z")
+        assert event["error"] == (first_error_line(out) is not None), out
+    # Two different Python failures are two errors, not one "Traceback" line.
+    one = "Traceback (most recent call last):\n  File \"a.py\", line 3\nValueError: bad value"
+    two = "Traceback (most recent call last):\n  File \"a.py\", line 3\nKeyError: 'user'"
+    assert first_error_line(one) == "ValueError: bad value"
+    assert error_signature(one) != error_signature(two)

@@ -14,7 +14,9 @@ import warm_support as ws
 from freezegun import freeze_time
 
 from rolling_graph.config import Settings
-from rolling_graph.reconcile import db, draft_backends, drafts, graduation, nightly, review, seed
+from rolling_graph.model import edge_key, make_edge
+from rolling_graph.reconcile import db, draft_backends, drafts, graduation, nightly, provenance, review, seed
+from rolling_graph.sidecar import SidecarStore
 
 pytestmark = pytest.mark.db
 
@@ -74,8 +76,7 @@ def test_draft_cites_sessions_and_journal_events(settings: Settings, project: st
     [(content, sessions, events, status)] = gs_.rows(
         settings, "SELECT content, sessions, events, status FROM graduation_drafts d JOIN projects p ON p.id = d.project_id WHERE p.root = %s", project)
     assert status == "pending"
-    assert content.startswith("Decision: Use PostgreSQL for the warm store.")
-    assert "Use SQLite for the warm store" in content
+    assert content == "Use PostgreSQL for the warm store instead of SQLite (decided in 3 sessions)."
     assert sessions == ["s1", "s2", "s3"]
     assert set(events) == {"s1#2", "s2#2", "s3#2"}
 
@@ -98,14 +99,30 @@ def test_hedged_model_draft_is_rejected_and_replaced_by_grounded_template(settin
 
 
 def test_grounding_refuses_invented_citations_and_missing_ones() -> None:
-    ctx = drafts.NodeContext(1, "/p", "n", "Use X", "decision", "technical", None, 0.8, 3, "h",
+    ctx = drafts.NodeContext(1, "/p", "use-x", "Use X", "decision", "technical", None, 0.8, 3, "h",
                              sessions=("s1", "s2"), events=(drafts.EventRef("s1", 2, "patch", "why"),))
-    good = drafts.Draft("Use X for storage.", "decision", ("s1",), ("s1#2",), "anthropic")
+    good = drafts.Draft("Use X for storage in every service.", "decision", ("s1",), ("s1#2",), "anthropic")
     assert drafts.grounding_problems(good, ctx) == []
-    invented = drafts.Draft("Use X for storage.", "decision", ("s9",), ("s9#4",), "anthropic")
-    assert drafts.grounding_problems(invented, ctx) == ["cites unknown sessions: s9", "cites unknown events: s9#4"]
+    invented = drafts.Draft("Use X for storage in every service.", "decision", ("s9",), ("s9#4",), "anthropic")
+    assert drafts.grounding_problems(invented, ctx) == ["cites sessions that do not state it: s9",
+                                                        "cites events that do not state it: s9#4"]
     bare = drafts.Draft("Perhaps use X.", "decision", (), (), "anthropic")
-    assert drafts.grounding_problems(bare, ctx) == ["hedged: 'perhaps'", "cites no session", "cites no journal event"]
+    assert drafts.grounding_problems(bare, ctx) == ["hedged: 'perhaps'", "does not stand on its own (fewer than 4 words)",
+                                                    "cites no session", "cites no journal event"]
+
+
+@pytest.mark.parametrize("text", [
+    "Decision: Use X. Related: Warm graph store (informs).",
+    "Use X for storage; it supersedes the earlier choice of Y.",
+    "Use X for storage (weight 0.82, seen in s1#2).",
+    "Follow use-x-for-storage in every service.",
+    "Use X for storage —decides→ storage layer.",
+])
+def test_drafts_carrying_graph_jargon_are_refused(text: str) -> None:
+    ctx = drafts.NodeContext(1, "/p", "use-x-for-storage", "Use X", "decision", "technical", None, 0.8, 3, "h",
+                             sessions=("s1",), events=(drafts.EventRef("s1", 2, "patch", "why"),))
+    problems = drafts.grounding_problems(drafts.Draft(text, "decision", ("s1",), ("s1#2",), "anthropic"), ctx)
+    assert any(p.startswith("graph jargon") for p in problems), problems
 
 
 def test_recorded_anthropic_response_produces_the_draft(settings: Settings, project: str) -> None:
@@ -124,21 +141,84 @@ def test_recorded_anthropic_response_produces_the_draft(settings: Settings, proj
     assert "Use PostgreSQL for the warm store" in sent["messages"][0]["content"]
 
 
-def test_anthropic_hedged_answer_falls_back_to_template(settings: Settings, project: str) -> None:
+@pytest.mark.parametrize(("memory", "problem"), [
+    ("The warm store could be PostgreSQL, maybe.", "hedged"),
+    ("Decision: Use PostgreSQL for the warm store. Related: Warm graph store (informs).", "graph jargon"),
+])
+def test_anthropic_answer_breaking_the_rules_falls_back_to_template(settings: Settings, project: str, memory: str,
+                                                                    problem: str) -> None:
     three_sessions(settings, project)
     reply = copy.deepcopy(gs_.envelope("anthropic_draft.json"))
-    reply["body"]["content"][0]["input"]["memory"] = "The warm store could be PostgreSQL, maybe."
+    reply["body"]["content"][0]["input"]["memory"] = memory
     client, _ = gs_.anthropic_client(reply)
     run_nightly(settings, project, draft_backends.AnthropicDrafter(settings, client=client))
-    statuses = gs_.rows(settings, "SELECT status, backend FROM graduation_drafts d JOIN projects p ON p.id = d.project_id "
-                                  "WHERE p.root = %s ORDER BY d.id", project)
-    assert statuses == [("rejected", "anthropic"), ("pending", "template")]
+    found = gs_.rows(settings, "SELECT status, backend, problems FROM graduation_drafts d JOIN projects p ON p.id = d.project_id "
+                               "WHERE p.root = %s ORDER BY d.id", project)
+    assert [(r[0], r[1]) for r in found] == [("rejected", "anthropic"), ("pending", "template")]
+    assert any(p.startswith(problem) for p in found[0][2])
+
+
+def test_model_prompt_carries_no_weights_ids_or_edge_verbs(settings: Settings, project: str) -> None:
+    three_sessions(settings, project)
+    client, server = gs_.anthropic_client(gs_.envelope("anthropic_draft.json"))
+    run_nightly(settings, project, draft_backends.AnthropicDrafter(settings, client=client))
+    sent = json.loads(server.bodies[0])
+    data = json.loads(sent["messages"][0]["content"].split("\n\n", 1)[1])
+    assert data["statement"]["text"] == "Use PostgreSQL for the warm store" and data["replaces"] == ["Use SQLite for the warm store"]
+    assert "weight" not in json.dumps(data) and "use-postgresql" not in json.dumps(data) and "supersedes" not in json.dumps(data)
+    assert "Related:" in sent["system"] and "no hedge" not in sent["system"].lower()  # the rules name what is forbidden
+
+
+def stated_with_a_neighbour(settings: Settings, project: str) -> None:
+    """Three sessions that each state the storage decision in one entry, then, in a later
+    entry, a second decision that only points at the first (an edge, not its words)."""
+    for i in range(3):
+        at = T0 + timedelta(days=i)
+        gs_.storage_session(settings, f"s{i + 1}", project, at)
+        nodes = [ws.node("Keep HNSW indexes on the embeddings table", 0.8, at=at, kind="decision")]
+        edges = [("keep-hnsw-indexes-on-the-embeddings-table", "extends", "use-postgresql", 0.7)]
+        gs_.reconcile(settings, gs_.write_session(settings, f"s{i + 1}", project, nodes, edges, at=at,
+                                                  rationale="the user chose the index type"))
+
+
+def test_cited_events_are_the_ones_that_state_the_subject(settings: Settings, project: str) -> None:
+    stated_with_a_neighbour(settings, project)
+    run_nightly(settings, project)
+    drafted = {r[0]: (r[1], r[2]) for r in gs_.rows(
+        settings, "SELECT node_id, content, events FROM graduation_drafts d JOIN projects p ON p.id = d.project_id "
+                  "WHERE p.root = %s AND status = 'pending'", project)}
+    # seq 2 states PostgreSQL; seq 3 adds the index decision and an edge *to* PostgreSQL
+    assert sorted(drafted["use-postgresql"][1]) == ["s1#2", "s2#2", "s3#2"]
+    journals = provenance.Journals(settings)
+    assert all(provenance.mentions(provenance.entry_text(journals.entry(ref) or {}), "Use PostgreSQL for the warm store")
+               for ref in drafted["use-postgresql"][1])
+    assert provenance.uncited(["s1#3"], journals, "Use PostgreSQL for the warm store") == ["s1#3"]
+
+
+def test_a_node_only_echoed_back_by_the_warm_graph_is_not_drafted(settings: Settings, project: str) -> None:
+    gs_.storage_session(settings, "s1", project, T0)
+    for i in (2, 3):  # later sessions got it from the resume snapshot and never brought it up themselves
+        at = T0 + timedelta(days=i)
+        store = SidecarStore(settings)
+        gs_.write_session(settings, f"s{i}", project, [ws.node("Session notes", 0.5, at=at)], at=at)
+        nodes = [ws.node("Use PostgreSQL for the warm store", 0.9, at=at, kind="decision", node_id="use-postgresql"),
+                 ws.node("Use SQLite for the warm store", 0.3, at=at, kind="decision"),
+                 ws.node("Warm graph store", 0.6, at=at, kind="concept")]
+        ops = [{"op": "add", "path": f"/nodes/{n['id']}", "value": n} for n in nodes]
+        ops += [{"op": "add", "path": f"/edges/{edge_key(a, r, b)}", "value": dict(make_edge(a, r, b, st, now=at))}
+                for a, r, b, st in (("use-postgresql", "supersedes", "use-sqlite-for-the-warm-store", 0.9),
+                                    ("use-postgresql", "informs", "warm-graph-store", 0.7))]
+        store.apply_ops(f"s{i}", ops, kind="resume", rationale="pulled from the warm graph's resume snapshot", backend="warm")
+        gs_.reconcile(settings, store.load(f"s{i}"))
+    assert candidate_ids(settings, project) == ["use-postgresql"]  # three sessions hold it in the warm graph
+    summary = run_nightly(settings, project)
+    assert (summary.candidates, summary.drafted) == (0, 0)
 
 
 def test_near_duplicate_of_existing_flat_memory_is_marked_duplicate(settings: Settings, project: str) -> None:
     three_sessions(settings, project)
     pid = gs_.pid_of(settings, project)
-    existing = "Decision: use PostgreSQL for the warm store; it replaces SQLite for the warm store. Related: warm graph store (informs)."
+    existing = "Use PostgreSQL for the warm store instead of SQLite (decided in 2 sessions)."
     [vec] = gs_.LEXICAL.embed([existing])
     gs_.rows(settings, "INSERT INTO flat_memories (project_id, kind, content, embedding, model, dim, approved_by, approved_at) "
                        "VALUES (%s, 'decision', %s, %s::vector, %s, %s, 'ada', %s) RETURNING id",
@@ -155,7 +235,7 @@ def test_memories_of_another_embedding_model_are_reembedded_before_comparing(set
     three_sessions(settings, project)
     pid = gs_.pid_of(settings, project)
     other = drafts.embeddings.LexicalEmbedder(model="other-model-v1", dim=64, salt="x")
-    text = "Decision: Use PostgreSQL for the warm store. It replaces Use SQLite for the warm store. Related: Warm graph store (informs)."
+    text = "Use PostgreSQL for the warm store instead of SQLite (decided in 3 sessions)."
     [vec] = other.embed([text])
     [(mid,)] = gs_.rows(settings, "INSERT INTO flat_memories (project_id, kind, content, embedding, model, dim, approved_by, approved_at) "
                                   "VALUES (%s, 'decision', %s, %s::vector, %s, %s, 'ada', %s) RETURNING id",
@@ -193,9 +273,9 @@ def test_anchor_at_floor_queued_for_archive_after_six_weeks(settings: Settings, 
     gs_.storage_session(settings, "s1", project, T0)
     anchor_at_floor(settings, project)
     with freeze_time(T0):
-        run_nightly(settings, project, now=graduation.utcnow())
+        run_nightly(settings, project, now=settings.clock.now())
     with freeze_time(T0 + timedelta(weeks=weeks)):
-        summary = run_nightly(settings, project, now=graduation.utcnow())
+        summary = run_nightly(settings, project, now=settings.clock.now())
     assert queued(settings, project) == expected
     assert summary.archive_queued == len(expected)
     run_nightly(settings, project, now=T0 + timedelta(weeks=weeks, days=1))

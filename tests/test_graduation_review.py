@@ -160,9 +160,35 @@ def test_interactive_review_approves_edits_and_rejects(settings: Settings, proj:
     code, out = cli("review", "--project", str(path), input="e\nr\n")
     assert code == 0, out
     assert "Provenance" in out and "Neighbourhood" in out
+    assert "1 of 2" in out and "2 of 2" in out
+    assert "Reviewed 2 of 2: 0 approved, 1 edited, 1 rejected, 0 skipped; 0 still pending." in out
+    assert f"add this line to {path / 'CLAUDE.md'}" in out.replace("\n", "")
+    assert review.import_line(settings, root) in out.replace("\n", "")
     memories = [r[0] for r in gs_.rows(settings, "SELECT content FROM flat_memories WHERE project_id = %s", gs_.pid_of(settings, root))]
     assert memories == ["Hooks stay under 50 ms: import heavy SDKs lazily."]
     assert len(draft_ids(settings, root, "rejected")) == 1 and draft_ids(settings, root) == {}
+
+
+def test_quitting_the_review_summarises_it_and_leaves_the_rest_pending(settings: Settings, proj: tuple[Path, str]) -> None:
+    path, root = proj
+    sessions(settings, root, with_hooks=True)
+    graduate(path)
+    code, out = cli("review", "--project", str(path), input="s\nq\n")
+    assert code == 0, out
+    assert "1 of 2" in out and "2 of 2" in out
+    assert "Reviewed 1 of 2: 0 approved, 0 edited, 0 rejected, 1 skipped; 2 still pending." in out
+    assert "@" not in out.split("still pending.")[1]  # nothing approved yet: no memory file to import
+    assert len(draft_ids(settings, root)) == 2
+
+
+def test_import_hint_says_when_claude_md_already_imports_the_memories(settings: Settings, proj: tuple[Path, str]) -> None:
+    path, root = proj
+    sessions(settings, root)
+    graduate(path)
+    code, out = cli("review", "--approve", str(draft_ids(settings, root)["use-postgresql"]))
+    assert code == 0 and review.import_line(settings, root) in out.replace("\n", "")
+    (path / "CLAUDE.md").write_text(f"# App\n\n{review.import_line(settings, root)}\n", encoding="utf-8")
+    assert review.import_hint(settings, root) == f"{path / 'CLAUDE.md'} already imports the approved memories ({review.import_line(settings, root)})."
 
 
 def test_export_contains_exactly_the_approved_memories_and_reads_back_user_changes(settings: Settings, proj: tuple[Path, str]) -> None:

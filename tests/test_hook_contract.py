@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -129,59 +128,15 @@ def test_internal_failure_is_logged_silently_with_exit_0(isolated_home: Path) ->
     assert "rgraph-hook user-prompt-submit failed" in log and "Traceback" in log
 
 
-def test_bad_configuration_is_reported_in_one_line(isolated_home: Path) -> None:
+def test_bad_configuration_is_logged_in_one_line_and_the_session_goes_on(isolated_home: Path) -> None:
     env = dict(os.environ, ROLLING_GRAPH_BUDGET_TOKENS="lots")
     proc = run_hook("user-prompt-submit", prompt_payload(SID, "hi"), env=env)
-    assert proc.returncode == 1
-    assert b"ROLLING_GRAPH_BUDGET_TOKENS" in proc.stderr and proc.stderr.count(b"\n") == 1
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    log = (isolated_home / "logs" / "hook.log").read_text()
+    assert "configuration: ROLLING_GRAPH_BUDGET_TOKENS='lots'" in log and "Traceback" not in log
 
 
 def test_hook_never_exits_2_even_on_garbage() -> None:
     for event in [*EVENT_PAYLOADS, "nonsense"]:
         for raw in (b"", b"null", b"{}", b'{"session_id": "../x"}', os.urandom(64)):
             assert run_hook(event, None, raw=raw).returncode in (0, 1)
-
-
-def test_hook_process_imports_no_heavy_module() -> None:
-    """The hook path stays lean: no model SDK, database driver, pydantic or typer."""
-    code = (
-        "import sys, json, io\n"
-        "from rolling_graph import hook\n"
-        "sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps({'session_id': 's1', 'prompt': 'Let us go with Redis.', 'cwd': '/tmp'}).encode()))\n"
-        "sys.argv = ['rgraph-hook', 'user-prompt-submit']\n"
-        "import os; os.environ['ROLLING_GRAPH_PROBE_MODE'] = 'async'\n"
-        "hook.main()\n"
-        "heavy = [m for m in ('anthropic', 'ollama', 'psycopg', 'typer', 'pydantic', 'rich', 'httpx', 'jsonpatch', 'subprocess', 'dataclasses') if m in sys.modules]\n"
-        "print(json.dumps(heavy))\n"
-    )
-    import subprocess
-
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
-
-
-def test_a_tool_result_costs_the_hook_no_regex_json_or_datetime_import(tmp_path: Path) -> None:
-    """The most frequent event stays at the interpreter's floor: these imports cost more
-    than everything else the hook does (see rolling_graph/jsonio.py)."""
-    import subprocess
-
-    heavy = ("re", "json", "enum", "datetime", "pathlib", "typing", "subprocess", "dataclasses")
-    listing = f"import sys; print(sorted(m for m in {heavy!r} if m in sys.modules))"
-    # What a bare interpreter already has loaded (an editable install's finder loads some).
-    bare = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True, timeout=30).stdout.strip()
-    assert run_hook("session-start", EVENT_PAYLOADS["session-start"]).returncode == 0  # (creating a session stamps times)
-    stdin = tmp_path / "payload.json"
-    stdin.write_text(json.dumps(tool_payload(SID, "Bash", {"command": "ls src"}, {"stdout": "app.py", "stderr": ""})))
-    code = (
-        "import io, os, sys\n"
-        f"sys.stdin = io.TextIOWrapper(open({str(stdin)!r}, 'rb'))\n"
-        "sys.argv = ['rgraph-hook', 'post-tool-use']\n"
-        "os.environ['ROLLING_GRAPH_PROBE_MODE'] = 'async'\n"
-        "from rolling_graph import hook\n"
-        "hook.main()\n"
-        f"{listing}\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == bare

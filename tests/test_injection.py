@@ -110,3 +110,20 @@ def test_a_tool_heavy_session_injects_at_most_five_budgets_in_total(tmp_path: Pa
     tool_events = summary["events_by_kind"].get("PostToolUse", 0)
     assert tool_events >= 150
     assert summary["cumulative_injected_tokens"] <= 5 * 800, summary["cumulative_injected_tokens"]
+
+
+def test_the_ledger_records_the_nodes_the_block_showed_not_every_label_it_contains() -> None:
+    """The renderer says which nodes it gave a line; a label that only happens to occur in
+    the block's text (here inside another node's label) was not told."""
+    from rolling_graph.inject import DocView, full_context
+    from rolling_graph.model import new_document
+
+    doc = new_document("ledger-ids")
+    cache = make_node("Use Redis for the cache", "technical", "decision")
+    redis = make_node("Redis", "technical", "concept")  # unconnected, light: only counted
+    cache["weight"], redis["weight"] = 0.9, 0.1
+    doc["nodes"] = {cache["id"]: cache, redis["id"]: redis}
+    doc["focus"] = [cache["id"]]
+    text = full_context(DocView(doc), load_settings())
+    assert "Use Redis for the cache" in text and "Further: technical 1" in text
+    assert sorted(doc["ledger"]["told"]) == [cache["id"]]

@@ -17,7 +17,7 @@ def ev(text: str, event: str = "UserPromptSubmit", **kw) -> dict:
 
 def apply(doc: dict, events: list[dict]) -> dict:
     result = OfflineProbe().run(events, doc)
-    ops, _ = validate_ops(result.patch, doc, NOW, source=events[-1]["id"])
+    ops, _ = validate_ops(result.patch, doc, NOW, source=events[-1]["id"], trusted=True)
     import jsonpatch
 
     jsonpatch.apply_patch(doc, ops, in_place=True)
@@ -80,7 +80,8 @@ def test_names_already_in_the_graph_are_activated_not_duplicated() -> None:
     apply(doc, [ev("Is Redis configured with a password?", id="e2")])
     assert doc["nodes"]["redis"]["weight"] > weight
     assert doc["nodes"]["redis"]["activations"] == 2
-    assert sum(1 for nid in doc["nodes"] if "redis" in nid) == 2  # the decision and the entity
+    # The decision and the entity (each prompt is also a request, in the user's words).
+    assert sum(1 for nid, n in doc["nodes"].items() if "redis" in nid and n["kind"] != "request") == 2
 
 
 def test_the_same_batch_gives_the_same_proposal() -> None:
@@ -93,4 +94,4 @@ def test_the_same_batch_gives_the_same_proposal() -> None:
 def test_proposals_stay_within_the_validators_bounds() -> None:
     text = " ".join(f"Component{i} talks to Service{i}." for i in range(80))
     result = OfflineProbe().run([ev(text)], new_document("s"))
-    validate_ops(result.patch, new_document("s"), NOW)  # does not raise
+    validate_ops(result.patch, new_document("s"), NOW, trusted=True)  # does not raise

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -22,12 +23,21 @@ def _wait_for(predicate, timeout: float = 30.0) -> bool:
     return False
 
 
+#: Fault injection for the detached probe (a slow model): see tests/faults/sitecustomize.py.
+FAULTS = str(Path(__file__).resolve().parent / "faults")
+
+
 def _async_env(**extra: str) -> dict[str, str]:
     return dict(os.environ, ROLLING_GRAPH_PROBE_MODE="async", **extra)
 
 
+def _slow_probe_env(delay_s: float) -> dict[str, str]:
+    path = os.pathsep.join(p for p in (FAULTS, os.environ.get("PYTHONPATH", "")) if p)
+    return _async_env(PYTHONPATH=path, RG_FAULT_PROBE_DELAY_S=str(delay_s))
+
+
 def test_the_hook_returns_before_a_slow_probe_finishes(isolated_home: Path) -> None:
-    env = _async_env(ROLLING_GRAPH_PROBE_DELAY_S="3")
+    env = _slow_probe_env(3)
     t0 = time.monotonic()
     proc = run_hook("user-prompt-submit", prompt_payload("async-1", "Let's go with Redis for the cache."), env=env)
     elapsed = time.monotonic() - t0
@@ -41,7 +51,7 @@ def test_the_hook_returns_before_a_slow_probe_finishes(isolated_home: Path) -> N
 
 
 def test_firings_while_a_probe_runs_coalesce_and_nothing_is_lost() -> None:
-    env = _async_env(ROLLING_GRAPH_PROBE_DELAY_S="1")
+    env = _slow_probe_env(1)
     prompts = [
         "Let's go with Redis for the cache.",
         "We decided to deploy on Render.",
@@ -77,3 +87,24 @@ def test_a_probe_killed_mid_batch_loses_no_event() -> None:
     assert store.load_state("crash")["gate"]["inflight"]  # the batch is in flight ...
     run_probe(settings, "crash")  # ... and the next probe applies it
     assert "use-avro-for-schemas" in store.load("crash")["nodes"]
+
+
+def test_a_flush_probes_what_is_pending_then_hands_that_graph_to_the_warm_graph(isolated_home: Path) -> None:
+    """PreCompact starts the warm worker's ``finish``: the pending batch is probed first, so
+    the reconciliation gets the final graph (here the database is down, so it is queued)."""
+    env = _async_env(ROLLING_GRAPH_WARM="on", ROLLING_GRAPH_DSN="host=/nonexistent-rgraph-test port=1 connect_timeout=1")
+    sid = "flush-1"
+    assert run_hook("session-start", {"session_id": sid, "cwd": str(isolated_home), "source": "startup"}, env=env).returncode == 0
+    store = SidecarStore(load_settings())
+    with store.transaction(sid, graph=False) as doc:  # an event the gate queued, not probed yet
+        doc["gate"]["pending"].append({"id": "e1", "event": "UserPromptSubmit", "text": "Let's go with Avro for schemas.",
+                                       "paths": [], "reasons": ["decision"]})
+    assert run_hook("pre-compact", {"session_id": sid, "cwd": str(isolated_home), "trigger": "auto"}, env=env).returncode == 0
+    queue = isolated_home / "queue"
+    assert _wait_for(lambda: queue.is_dir() and any(queue.glob("*.json")))
+    [queued] = [json.loads(p.read_text()) for p in queue.glob("*.json")]
+    assert queued["session_id"] == sid and queued["trigger"] == "pre-compact"
+    assert "use-avro-for-schemas" in queued["doc"]["nodes"]  # probed before it was reconciled
+    assert store.load_state(sid)["gate"]["pending"] == []
+    log = (isolated_home / "logs" / "rolling_graph.reconcile.log").read_text()
+    assert '"op": "probe"' in log and "Traceback" not in log

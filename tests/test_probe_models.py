@@ -7,8 +7,6 @@ get a transport too. Backoff sleeps are injected, so retries cost no time.
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import json
 import os
 import subprocess
@@ -24,7 +22,7 @@ import pytest
 from probe_support import ROOT, Reply, Server, envelope, probe_settings, sdk_httpx
 
 from rolling_graph.config import Settings
-from rolling_graph.model import new_document
+from rolling_graph.model import new_document, utcnow
 from rolling_graph.probe import usage
 from rolling_graph.probe.anthropic_probe import AnthropicProbe, sampling_kwargs
 from rolling_graph.probe.errors import ProbeFailed, retry_delay
@@ -138,7 +136,8 @@ def test_truncated_json_text_fails_with_reason(settings: Settings) -> None:
 
 
 def test_invalid_patch_is_passed_on_and_rejected_whole_by_validation(settings: Settings) -> None:
-    patch_mod = pytest.importorskip("rolling_graph.patch")
+    from rolling_graph import patch as patch_mod
+
     probe, _ = anthropic_probe(settings, [envelope("anthropic_invalid_patch.json")])
     result = probe.run(EVENTS, doc_with_sqlite())
     assert len(result.patch) == 4  # the backend does not judge; validation does
@@ -317,8 +316,6 @@ def test_ollama_request_body_carries_no_secret_from_the_events(settings: Setting
 
 
 def test_hook_process_never_imports_model_sdks() -> None:
-    if importlib.util.find_spec("rolling_graph.hook") is None:
-        pytest.skip("rolling_graph.hook does not exist yet")
     code = (
         "import sys, rolling_graph.hook, rolling_graph.redact\n"
         "bad = [m for m in ('anthropic', 'ollama', 'httpx', 'httpx2') if m in sys.modules]\n"
@@ -330,8 +327,6 @@ def test_hook_process_never_imports_model_sdks() -> None:
 
 
 def test_hook_that_fires_a_model_probe_still_never_imports_model_sdks(tmp_path: Path) -> None:
-    if importlib.util.find_spec("rolling_graph.hook") is None:
-        pytest.skip("rolling_graph.hook does not exist yet")
     project = tmp_path / "project"
     project.mkdir()
     payload = {
@@ -432,8 +427,6 @@ def local_messages_api() -> Iterator[tuple[str, list[dict[str, Any]], list[bytes
 def test_sync_probe_through_the_runner_journals_the_model_patch_and_its_tokens(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, local_messages_api: tuple[str, list[dict[str, Any]], list[bytes]]
 ) -> None:
-    if importlib.util.find_spec("rolling_graph.probe.runner") is None:
-        pytest.skip("rolling_graph.probe.runner does not exist yet")
     from rolling_graph.config import load_settings
     from rolling_graph.hook import handle_event
     from rolling_graph.journal import read_journal
@@ -470,8 +463,101 @@ def test_sync_probe_through_the_runner_journals_the_model_patch_and_its_tokens(
     assert doc["nodes"]["use-postgresql"]["kind"] == "decision"
     assert "use-postgresql|supersedes|sqlite" in doc["edges"]
     entries = [e for e in read_journal(store.journal_path("e2e-anthropic")) if e.get("kind") == "patch"]
-    assert (
-        entries[-1]["backend"] == "anthropic" and entries[-1]["rationale"] == "The user chose PostgreSQL over SQLite."
-    )
+    model = [e for e in entries if e["backend"] == "anthropic"]
+    assert len(model) == 1 and model[0]["rationale"] == "The user chose PostgreSQL over SQLite."
+    # What code states exactly (the request in the user's words) is folded beside the model's patch.
+    assert entries[-1]["backend"] == "offline" and entries[-1]["rationale"].startswith("tool events folded")
+    (request,) = [n for n in doc["nodes"].values() if n["kind"] == "request"]
+    assert request["label"].startswith("Actually no, let's go with PostgreSQL") and secret not in request.get("summary", "")
     assert doc["counters"]["probe_tokens_in"] == 1843
     assert usage.read_day(settings)["by_backend"]["anthropic"]["tokens_out"] == 212
+
+
+# --- A coding session: new kinds and the facts a model may state (prompt probe_v2) ---------
+
+
+def coding_doc() -> dict[str, Any]:
+    """A graph code built from tool calls: a tracker task, a file, a failing test's error."""
+    from rolling_graph.patch import validate_ops
+
+    doc = new_document("s-coding")
+    nodes = [
+        ("task-parcel-12", {"label": "parcel-12: Annual invoices prorated twice", "domain": "project", "kind": "task",
+                            "facts": {"status": "in_progress", "ref": "parcel-12"}}),
+        ("billing-proration-py", {"label": "billing/proration.py", "domain": "technical", "kind": "file",
+                                  "facts": {"path": "billing/proration.py", "edits": 2, "last_op": "edit"}}),
+        ("err-failed-test-annual-upgrade", {"label": "FAILED tests/billing/test_proration.py::test_annual_upgrade",
+                                            "domain": "technical", "kind": "error", "facts": {"state": "open", "from": "pytest"}}),
+    ]
+    ops, _ = validate_ops([{"op": "add", "path": f"/nodes/{nid}", "value": v} for nid, v in nodes], doc, utcnow(), trusted=True)
+    import jsonpatch
+
+    jsonpatch.apply_patch(doc, ops, in_place=True)
+    return doc
+
+
+CODING_EVENTS = [
+    {"id": "a9", "event": "AssistantText", "at": "2026-11-25T21:04:00Z",
+     "text": "I'll keep proration only in `apply_plan_change` instead of the webhook."},
+    {"id": "e9", "event": "PostToolUse", "at": "2026-11-25T21:04:05Z", "tool": "Bash", "text": "$ python -m pytest -q tests/billing\n17 passed in 0.38s",
+     "paths": [], "data": {"cmd": "python -m pytest -q tests/billing"}},
+]
+
+
+def _applied(result: Any, doc: dict[str, Any]) -> dict[str, Any]:
+    import jsonpatch
+
+    from rolling_graph.patch import validate_ops
+
+    ops, _ = validate_ops(result.patch, doc, utcnow())  # a model's patch: not trusted
+    jsonpatch.apply_patch(doc, ops, in_place=True)
+    return doc
+
+
+def _assert_coding_patch_applied(doc: dict[str, Any]) -> None:
+    assert doc["nodes"]["task-parcel-12"]["facts"] == {"status": "completed", "ref": "parcel-12"}
+    assert doc["nodes"]["err-failed-test-annual-upgrade"]["facts"]["state"] == "resolved"
+    assert doc["nodes"]["billing-proration-py"]["facts"]["edits"] == 2  # untouched: only code counts
+    assert "prorate-only-in-apply-plan-change|decides|billing-proration-py" in doc["edges"]
+
+
+def test_anthropic_coding_answer_states_a_task_status_and_an_error_state(settings: Settings) -> None:
+    probe, server = anthropic_probe(settings, [envelope("anthropic_coding.json")])
+    doc = coding_doc()
+    result = probe.run(CODING_EVENTS, doc)
+    sent = json.loads(server.bodies[0])
+    # The prompt says what code records and which facts a model may state; the graph shows facts.
+    assert "`request`" in sent["system"] and "facts/status" in sent["system"] and "Do not add `file`" in sent["system"]
+    assert "task-parcel-12 | project/task | 0.60 | parcel-12: Annual invoices prorated twice {status: in_progress}" in sent["messages"][0]["content"]
+    assert "AssistantText" in sent["messages"][0]["content"]
+    _assert_coding_patch_applied(_applied(result, doc))
+
+
+def test_ollama_coding_answer_is_validated_the_same_way(settings: Settings) -> None:
+    probe, server = ollama_probe(settings, [envelope("ollama_coding.json")])
+    doc = coding_doc()
+    result = probe.run(CODING_EVENTS, doc)
+    assert "facts/outcome" in json.loads(server.bodies[0])["messages"][0]["content"]
+    _assert_coding_patch_applied(_applied(result, doc))
+
+
+def test_claude_cli_coding_answer_is_validated_the_same_way(settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rolling_graph.probe.claude_probe import ClaudeProbe
+
+    recorded = envelope("claude_coding.json")
+    monkeypatch.setattr(ClaudeProbe, "_execute", lambda self, argv, message, max_tokens: (
+        recorded["exit_code"], json.dumps(recorded["stdout"]).encode(), ""))
+    doc = coding_doc()
+    result = ClaudeProbe(settings).call(CODING_EVENTS, doc)
+    assert (result.backend, result.input_tokens, result.output_tokens) == ("claude", 2410, 118)
+    _assert_coding_patch_applied(_applied(result, doc))
+
+
+def test_a_model_that_writes_counts_has_its_whole_patch_refused(settings: Settings) -> None:
+    from rolling_graph.patch import PatchRejected, validate_ops
+
+    probe, _ = anthropic_probe(settings, [envelope("anthropic_forged_facts.json")])
+    doc = coding_doc()
+    result = probe.run(CODING_EVENTS, doc)
+    with pytest.raises(PatchRejected, match="edits"):
+        validate_ops(result.patch, doc, utcnow())

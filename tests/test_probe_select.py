@@ -110,7 +110,7 @@ def test_auto_is_offline_with_no_key_and_no_ollama(settings: Settings) -> None:
     assert backend.name == "offline" and why.startswith("auto:")
 
 
-@pytest.mark.parametrize("forced", ["anthropic", "ollama", "offline"])
+@pytest.mark.parametrize("forced", ["anthropic", "ollama", "claude", "offline"])
 def test_explicit_setting_forces_the_backend(settings: Settings, forced: str) -> None:
     backend, why = choose_backend(with_backend(settings, forced), new_document("s1"), env={"ANTHROPIC_API_KEY": "x"})
     assert backend.name == forced and why == f"ROLLING_GRAPH_PROBE={forced}"

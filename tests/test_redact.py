@@ -110,6 +110,24 @@ CASES: list[tuple[str, str, str]] = [
     ("password-assignment", "db:\n  password: plainYamlPw", "plainYamlPw"),
     ("password-assignment", "conn = connect(host='db', passwd='mysqlpw123')", "mysqlpw123"),
     ("netrc-password", "machine api.example.com login ada password netrcPw42", "netrcPw42"),
+    ("discord-bot-token", "client.run('MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ." + A + "abcdefg')", A + "abcdefg"),
+    ("grafana-token", "GRAFANA=glsa_" + A + "abcdefghijkl_" + HEX32[:8], "glsa_" + A),
+    ("atlassian-token", "jira token ATATT3xFfGF0" + A * 3, A * 3),
+    ("newrelic-key", "key NRAK-" + "ABCDEFGHIJ0123456789ABCDEFG", "ABCDEFGHIJ0123456789"),
+    ("pulumi-token", "pul-" + HEX32 + "01234567", "pul-" + HEX32),
+    ("secret-assignment", 'datadog_api_token = "' + A + '"', A),
+    ("secret-assignment", "  token: " + A + "xyz", A + "xyz"),
+    ("secret-assignment", 'os.environ.setdefault("VAULT_TOKEN", "' + A + '")', A),
+    ("cli-credential", "curl -u deploy:" + "Maple1955!horse https://ci.example.com", "Maple1955!horse"),
+    ("cli-credential", "mysql -u root -p'Copper7329%tundra' -h db", "Copper7329%tundra"),
+    ("cli-credential", "redis-cli -a " + "r3dis-Pass ping", "r3dis-Pass"),
+    ("cli-credential", "vault login --token=" + A, A),
+    ("cli-credential", "echo " + A + " | docker login -u ci --password-stdin ghcr.io", A),
+    ("xml-secret", "<password>" + A + "</password>", A),
+    ("url-token", "git clone https://ghp" + A + "@github.com/acme/api.git", A),
+    ("url-token", "SENTRY = 'https://" + HEX32 + "@o1.ingest.sentry.io/42'", HEX32),
+    ("okta-token", "Authorization: SSWS 00" + A + "abc", A),
+    ("password-in-prose", "the new DB password is Tr0ub4dor-and-3, put it in SSM", "Tr0ub4dor-and-3"),
 ]
 
 
@@ -207,9 +225,9 @@ def _mixed_corpus(size: int) -> str:
 def test_redacting_100_kb_is_fast() -> None:
     text = _mixed_corpus(100_000)
     redact(text)  # warm the compiled-pattern cache
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: the machine may be shared
     out = redact(text)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert "correct-horse-battery" not in out and A not in out
     assert elapsed < 1.0, f"redacting 100 KB took {elapsed * 1000:.0f} ms"
 
@@ -231,7 +249,7 @@ _ALL_KEYWORDS = sorted({k for rule in RULES for k in rule.keywords})
 
 @given(st.lists(st.sampled_from([*_ALL_KEYWORDS, " ", "x", "label", "-"]), max_size=8))
 def test_the_flat_keyword_scan_selects_exactly_the_rules_whose_keywords_occur(parts: list[str]) -> None:
-    from rolling_graph.redact import _active
+    from rolling_graph.redact_rules import _active
 
     text = "".join(parts).lower()
     expected = tuple(i for i, rule in enumerate(RULES) if any(k in text for k in rule.keywords))

@@ -122,3 +122,20 @@ def test_untrusted_labels_never_break_out_or_exceed_the_budget(labels: list[str]
         assert "<" not in inner and ">" not in inner, "no markup inside the block"
         assert "\r" not in inner and "\u2028" not in inner
         assert text.count(CLOSE) == 1
+
+
+def test_the_cli_and_the_block_read_what_is_superseded_from_the_edges_alike() -> None:
+    from rich.console import Console
+
+    from rolling_graph.cli.render_views import render_text
+    from rolling_graph.focus import superseded_by
+
+    doc = small_story()
+    doc["nodes"]["far-away"]["superseded_by"] = "farther"  # a stray field, no supersedes edge
+    assert superseded_by(doc["edges"]) == {"use-sqlite": ["use-postgresql"]}
+    console = Console(width=200, record=True)
+    console.print(render_text(doc))
+    shown = [line for line in console.export_text().splitlines() if "superseded by" in line]
+    assert len(shown) == 1 and "use-postgresql" in shown[0] and "SQLite" in shown[0]
+    block = render_lod(doc, R)
+    assert "Quarterly roadmap" not in "".join(line for line in block.splitlines() if "supersed" in line)

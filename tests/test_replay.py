@@ -2,13 +2,15 @@
 
 Hard assertions are what must hold for a usable product (no hook errors, no leaked
 secrets, budgets respected, gold decisions and compaction survivors present). Where the
-gold (the spec) asks for more than the current offline probe delivers, the test says so
-with ``xfail`` and the numbers, so the gap stays visible and closes itself when fixed.
+gold labels ask for more than the offline probe delivers today, the test pins the known gap
+(:data:`KNOWN_MISSES`): anything missed beyond it fails, and a gap that closes shrinks the
+list (``rgraph eval`` prints the same numbers).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ from rolling_graph.evaluation import (
     evaluate_fixture,
     gate_scores,
     graph_hits,
+    matches_text,
     slug,
     stale_as_current,
     supersedes_hits,
@@ -34,6 +37,16 @@ BUDGET = 800
 
 #: Floors below which a fixture's final-graph entity recall is a regression.
 RECALL_FLOOR = 0.5
+#: Gold entities the offline probe does not extract today (measured 2026-11-26): the gap to
+#: the gold labels, kept visible here. A miss outside this list is a regression.
+KNOWN_MISSES: dict[str, set[str]] = {
+    "tool_heavy": {"retry-after"},
+    "four_domains": {"onboarding-flow", "pricing-page", "deadline-exceeded", "p99", "one-on-one", "sleep"},
+    "reversals": {"backoff"},
+    "resumed": {"autodoc", "read-the-docs", "strict-mode"},
+    "secrets": {"release-workflow", "rotation"},
+    "long_project": {"btree-gist", "healthz"},
+}
 
 
 def gold(name: str) -> dict[str, Any]:
@@ -92,10 +105,10 @@ def test_final_graph_entity_recall_stays_above_the_floor(name: str, replays: dic
 
 
 @pytest.mark.parametrize("name", MAIN)
-def test_every_gold_entity_is_in_the_final_graph(name: str, replays: dict[str, ReplayResult]) -> None:
+def test_the_final_graph_misses_no_gold_entity_beyond_the_known_gap(name: str, replays: dict[str, ReplayResult]) -> None:
     s = scores(name, replays[name])
-    if s["project"]["final_missed"]:
-        pytest.xfail(f"spec gap: offline probe misses {s['project']['final_missed']} (recall {s['project']['final_recall']:.2f})")
+    missed = set(s["project"]["final_missed"])
+    assert missed <= KNOWN_MISSES[name], f"newly missed: {sorted(missed - KNOWN_MISSES[name])}"
 
 
 def test_corrections_supersede_the_decisions_they_reverse(replays: dict[str, ReplayResult]) -> None:
@@ -124,9 +137,17 @@ def test_compact_injection_does_not_present_superseded_decisions_as_current(repl
     by_key = {e["key"]: e for e in g["entities"]}
     records = {r.index: r for r in replays["reversals"].records}
     point = g["survival"][0]
-    shown = stale_as_current([by_key[k] for k in point["stale"]], records[point["index"]].injection)
-    if shown:
-        pytest.xfail(f"spec gap: superseded options {shown} are rendered unmarked after compaction")
+    stale = [by_key[k] for k in point["stale"]]
+    block = records[point["index"]].injection or ""
+    # The lines that present a decision in force never name a superseded one as current ...
+    decisions = "\n".join(line for line in block.splitlines() if re.search(r"\[(decision|correction|preference)\]", line))
+    assert decisions and stale_as_current(stale, decisions) == []
+    # ... and every superseded decision is named as old. (Gap: a stale name can still appear
+    # unmarked elsewhere, e.g. in a quoted request or a file name like fly.toml, which
+    # ``stale_as_current`` over the whole block counts; see ``rgraph eval``.)
+    old_lines = [slug(line) for line in block.splitlines() if "supersed" in line.lower() or "reject" in line.lower()]
+    marked = [e["key"] for e in stale if any(matches_text(e, line) for line in old_lines)]
+    assert marked == point["stale"]
 
 
 def test_secrets_never_reach_the_graph_or_an_injection(replays: dict[str, ReplayResult]) -> None:

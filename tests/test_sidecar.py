@@ -31,7 +31,7 @@ def test_a_fresh_session_loads_as_an_empty_versioned_document() -> None:
     doc = _store().load("fresh-session")
     assert doc["version"] == 1
     assert doc["nodes"] == {} and doc["edges"] == {} and doc["focus"] == []
-    assert doc["gate"]["events_since_probe"] == 0 and doc["ledger"] == {}
+    assert doc["gate"]["events_since_probe"] == 0 and doc["ledger"] == {"told": {}, "seq": -1, "owed": []}
 
 
 def test_applied_ops_are_journaled_with_provenance() -> None:
@@ -222,3 +222,29 @@ def test_a_damaged_or_foreign_graph_cache_is_ignored(cache: bytes | str) -> None
         cache = marshal.dumps((("another-format", 4, 3, 10), (st.st_ino, st.st_size, st.st_mtime_ns), {"nodes": {}}))
     Path(store._path("s1", "graph.cache")).write_bytes(cache)  # type: ignore[arg-type]
     assert store.load("s1")["nodes"] == before["nodes"]
+
+
+def test_sessions_are_listed_newest_first_and_hook_state_alone_is_no_session(isolated_home: Path) -> None:
+    store = _store()
+    store.apply_ops("older", _add_node_ops("first thing"), kind="patch", rationale="r")
+    store.apply_ops("newer", _add_node_ops("second thing"), kind="patch", rationale="r")
+    (isolated_home / "sessions" / "stray.state.json").write_text("{}")
+    past = time.time() - 3600
+    for name in os.listdir(isolated_home / "sessions"):
+        if name.startswith("newer."):
+            os.utime(isolated_home / "sessions" / name, (past, past))
+    with store.hook_transaction("older", index=False) as view:  # a hook event touches only the state file
+        view.state["counters"]["events"] = 1
+    assert store.list_sessions() == ["older", "newer"]
+    times = store.session_times()
+    assert set(times) == {"older", "newer"} and times["newer"] < times["older"]
+
+
+def test_a_sessions_project_is_read_from_its_first_journal_entry() -> None:
+    store = _store()
+    with store.transaction("s1") as doc:
+        doc["project"] = "/work/app"
+        store.commit_entry(doc, {"kind": "init", "rationale": "session started", "ops": [], "reasons": []})
+    assert store.project("s1") == "/work/app"
+    assert store.project("never-seen") is None
+    assert [e["kind"] for e in store.read_journal("s1")] == ["init"]

@@ -50,7 +50,7 @@ def test_frontmatter_describes_the_command_and_preapproves_rgraph() -> None:
 def test_preprocessed_line_passes_session_id_and_arguments() -> None:
     _, body = split_frontmatter(COMMAND_FILE.read_text(encoding="utf-8"))
     lines = re.findall(r"^!`([^`]+)`$", body, flags=re.MULTILINE)
-    assert lines == ["rgraph slash --session=${CLAUDE_SESSION_ID} $ARGUMENTS"]
+    assert lines == ["rgraph slash --activate --session=${CLAUDE_SESSION_ID} $ARGUMENTS"]
 
 
 def test_command_names_only_rgraph_subcommands_that_exist() -> None:

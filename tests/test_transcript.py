@@ -222,3 +222,21 @@ def test_gold_labels_are_consistent(name: str) -> None:
     assert all(set(x["triggers"]) <= triggers and x["triggers"] for x in g["gate"])
     by_index = {ev["index"]: ev for ev in g["events"]}
     assert all(by_index[x["index"]]["event"] in ("UserPromptSubmit", "PostToolUse") for x in g["gate"])
+
+
+def test_written_lines_and_compaction_summary_ride_beside_the_payload(tmp_path: Path) -> None:
+    path = write_lines(tmp_path / "c.jsonl", [
+        user("go"),  # line 1
+        tool_use("t1"),  # 2
+        result("t1"),  # 3
+        {"type": "system", "subtype": "compact_boundary", "sessionId": "s-1", "timestamp": "2026-11-24T10:05:00Z"},  # 4
+        user("SUMMARY", isCompactSummary=True),  # 5
+        {"type": "system", "subtype": "compact_boundary", "sessionId": "s-1", "timestamp": "2026-11-24T10:09:00Z"},  # 6: no summary follows
+    ])
+    events = list(parse_transcript(path))
+    got = [(e.hook_event_name, e.written, e.compact_summary) for e in events]
+    assert got == [("SessionStart", 0, None), ("UserPromptSubmit", 0, None), ("PostToolUse", 2, None), ("PreCompact", 3, None),
+                   ("SessionStart", 5, "SUMMARY"), ("PreCompact", 5, None), ("SessionStart", 6, None), ("Stop", 6, None), ("SessionEnd", 6, None)]
+    pre = events[3]
+    assert pre.timestamp == "2026-11-24T10:00:00Z"  # when the compaction began: the line before the boundary
+    assert events[4].timestamp == "2026-11-24T10:05:00Z"

@@ -1,20 +1,19 @@
 """rgraph view in headless Chromium: loads offline without errors, draws every node, not blank.
 
 Needs Debian's ``chromium`` package (``apt-get install -y chromium``); skipped without it.
-The page reports on itself in ``#rg-status`` (ready flag, error count, nodes drawn), which
-``--dump-dom`` lets us read; the screenshot is decoded with the stdlib (zlib) only.
+The page reports on itself in ``#rg-status`` (ready flag, error count, nodes in the page),
+which ``--dump-dom`` lets us read; the screenshot is decoded with the stdlib (zlib) only.
+The 300-node default view, search, filters and verbs: ``test_view_interactive.py``.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
-import struct
 import subprocess
-import zlib
 from pathlib import Path
 
 import pytest
+from cdp_browser import CHROMIUM, SKIP_REASON, read_png
 from inspect_builders import HOSTILE_LABEL, settings_for, storage_session
 
 from rolling_graph.cli.sessions import load_document, load_journal
@@ -23,9 +22,8 @@ from rolling_graph.model import make_node
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 if CHROMIUM is None:
-    pytest.skip("headless Chromium is not installed (Debian: apt-get install -y chromium)", allow_module_level=True)
+    pytest.skip(SKIP_REASON, allow_module_level=True)
 
 PG = "use-postgresql-for-the-warm-store"
 SQLITE = "use-sqlite-for-the-warm-store"
@@ -63,46 +61,6 @@ def status_of(dom: str) -> dict[str, str]:
     tag = re.search(r'<div id="rg-status"([^>]*)>', dom)
     assert tag, "the page never rendered its status element"
     return dict(re.findall(r'data-([a-z]+)="([^"]*)"', tag.group(1)))
-
-
-def read_png(path: Path) -> tuple[int, int, int, bytes]:
-    """(width, height, bytes per pixel, raw unfiltered pixel rows) of an 8-bit RGB/RGBA PNG."""
-    data = path.read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n"
-    pos, idat, header = 8, b"", b""
-    while pos < len(data):
-        (length,) = struct.unpack(">I", data[pos : pos + 4])
-        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + length]
-        if kind == b"IHDR":
-            header = body
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + length
-    width, height, depth, color = struct.unpack(">IIBB", header[:10])
-    assert depth == 8 and color in (2, 6), f"unexpected PNG format depth={depth} color={color}"
-    bpp = 3 if color == 2 else 4
-    raw = zlib.decompress(idat)
-    stride = width * bpp
-    out = bytearray()
-    prev = bytearray(stride)
-    for y in range(height):
-        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
-            if kind == 1:
-                line[i] = (line[i] + a) & 0xFF
-            elif kind == 2:
-                line[i] = (line[i] + b) & 0xFF
-            elif kind == 3:
-                line[i] = (line[i] + ((a + b) >> 1)) & 0xFF
-            elif kind == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
-        out += line
-        prev = line
-    return width, height, bpp, bytes(out)
 
 
 @pytest.fixture()

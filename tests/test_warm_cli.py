@@ -12,6 +12,7 @@ import warm_support as ws
 from typer.testing import CliRunner
 
 from rolling_graph import journal
+from rolling_graph.cli.console import Group
 from rolling_graph.reconcile import cli, pull, recover
 from rolling_graph.sidecar import SidecarStore
 
@@ -32,7 +33,7 @@ def env(tmp_path: Path, dsn: str, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def app() -> typer.Typer:
-    a = typer.Typer()
+    a = typer.Typer(cls=Group)  # the CLI's one error handler, as in `rgraph`
 
     @a.command("noop")
     def _noop() -> None:  # a second command keeps typer in multi-command mode

@@ -10,7 +10,8 @@ import pytest
 import warm_support as ws
 from psycopg.sql import SQL as psycopg_sql  # noqa: N811
 
-from rolling_graph.reconcile import db, embeddings, migrate, pull, snapshot
+from rolling_graph import snapshot
+from rolling_graph.reconcile import db, embeddings, migrate, pull
 
 pytestmark = pytest.mark.db
 

@@ -18,7 +18,6 @@ import pytest
 import warm_support as ws
 
 from rolling_graph.reconcile import db, recover, server
-from rolling_graph.reconcile.reconcile import SLEEP_IN_TX_ENV
 
 pytestmark = pytest.mark.db
 
@@ -30,11 +29,13 @@ REPO = Path(__file__).resolve().parents[1]
 dsn = ws.database("rcv")
 
 
-def worker(home: Path, dsn: str, *args: str, extra_env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    env = dict(os.environ, ROLLING_GRAPH_HOME=str(home), ROLLING_GRAPH_DSN=dsn, ROLLING_GRAPH_EMBEDDER="lexical",
-               **(extra_env or {}))
-    return subprocess.Popen([sys.executable, "-m", "rolling_graph.reconcile.worker", *args], env=env, cwd=REPO,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+def worker(home: Path, dsn: str, *args: str, slow_merge_s: float | None = None) -> subprocess.Popen[str]:
+    """The warm-graph worker; with ``slow_merge_s`` its merge sleeps in its transaction, writes
+    done (the fault is injected by tests/faults/slow_merge_worker.py, a wrapper)."""
+    env = dict(os.environ, ROLLING_GRAPH_HOME=str(home), ROLLING_GRAPH_DSN=dsn, ROLLING_GRAPH_EMBEDDER="lexical")
+    command = ([sys.executable, str(REPO / "tests" / "faults" / "slow_merge_worker.py"), str(slow_merge_s)] if slow_merge_s
+               else [sys.executable, "-m", "rolling_graph.reconcile.worker"])
+    return subprocess.Popen([*command, *args], env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def node_ids(settings, project: str) -> set[str]:  # type: ignore[no-untyped-def]
@@ -86,7 +87,7 @@ def test_killed_reconcile_leaves_the_warm_graph_as_before(tmp_path: Path, dsn: s
                                            ws.node("Half written", 0.9, at=T0 + timedelta(hours=1))], at=T0, seq=7)
     ws.write_sidecar(tmp_path, later)
     proc = worker(tmp_path, dsn, "reconcile", "--session", "kill-1", "--trigger", "session-end",
-                  extra_env={SLEEP_IN_TX_ENV: "30"})
+                  slow_merge_s=30)
     deadline = time.monotonic() + 30
     with db.connect(settings, autocommit=True) as conn:
         # wait until both its transactions hold their writes: the merge (sleeping), and the
@@ -136,7 +137,7 @@ def test_recover_lists_recent_transcripts_without_a_sidecar(tmp_path: Path) -> N
 
 
 def test_two_processes_starting_the_embedded_server_both_succeed() -> None:
-    home = Path(tempfile.mkdtemp(prefix="rgst-", dir="/tmp"))
+    home = Path(tempfile.mkdtemp(prefix=f"rgst-{os.getpid()}-", dir="/tmp"))
     code = "import sys; from pathlib import Path; from rolling_graph.reconcile import server; print(server.ensure_running(Path(sys.argv[1])))"
     try:
         procs = [subprocess.Popen([sys.executable, "-c", code, str(home)], cwd=REPO, stdout=subprocess.PIPE,

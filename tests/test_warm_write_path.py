@@ -15,7 +15,6 @@ import pytest
 import warm_support as ws
 
 from rolling_graph.reconcile import db, embed_alongside, embeddings, merge, migrate, upsert
-from rolling_graph.reconcile.reconcile import SLEEP_IN_TX_ENV
 
 pytestmark = pytest.mark.db
 
@@ -69,7 +68,14 @@ def test_vectors_are_embedded_alongside_the_merge_and_match_the_serial_path(sett
 
 
 def test_no_vector_is_visible_before_the_merge_commits(settings, project, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv(SLEEP_IN_TX_ENV, "1.5")  # the merge holds its transaction open, writes done
+    real = upsert.upsert_edges
+
+    def slow_upsert_edges(*args: Any, **kwargs: Any) -> int:
+        written = real(*args, **kwargs)
+        time.sleep(1.5)  # the merge holds its transaction open, writes done
+        return written
+
+    monkeypatch.setattr(upsert, "upsert_edges", slow_upsert_edges)
     result: list[Any] = []
     worker = threading.Thread(target=lambda: result.append(reconcile(settings, three_nodes("s-vis", project))))
     worker.start()

@@ -4,6 +4,7 @@ a fresh database per test module, and small builders for hot sidecar documents."
 from __future__ import annotations
 
 import atexit
+import os
 import functools
 import json
 import shutil
@@ -24,7 +25,7 @@ from rolling_graph.reconcile import server
 @functools.cache
 def pg_home() -> Path:
     """Start (once per process) an embedded server in a short temp dir; stopped at exit."""
-    home = Path(tempfile.mkdtemp(prefix="rgpg-", dir="/tmp"))
+    home = Path(tempfile.mkdtemp(prefix=f"rgpg-{os.getpid()}-", dir="/tmp"))
     server.ensure_running(home)
 
     def _stop() -> None:
@@ -33,6 +34,15 @@ def pg_home() -> Path:
 
     atexit.register(_stop)
     return home
+
+
+def stop_shared_server() -> None:
+    """Stop the shared test server now (the suite's end checks that none is left running)."""
+    if pg_home.cache_info().currsize:
+        home = pg_home()
+        server.stop(home)
+        shutil.rmtree(home, ignore_errors=True)
+        pg_home.cache_clear()
 
 
 def fresh_dsn(prefix: str = "t") -> str:
@@ -46,7 +56,7 @@ def fresh_dsn(prefix: str = "t") -> str:
 
 
 def settings_for(home: Path, dsn: str | None) -> Settings:
-    return Settings(home=home, dsn=dsn)
+    return Settings(home=home, dsn=dsn, embedder="lexical")  # no Ollama here
 
 
 # -- fixtures a warm test module binds to its own names, e.g. ``dsn = ws.database("rec")`` --

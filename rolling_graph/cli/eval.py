@@ -3,6 +3,10 @@
 Each fixture is replayed in-process (offline probe, sync, transcript clock) once per
 budget; the table puts the project's numbers next to the baselines' (no memory, most
 recent names, most frequent names, full graph dump) at the same token budget.
+
+With ``--transcripts PATH...`` it measures real recorded sessions instead, without gold
+labels: the corpus figures of :mod:`rolling_graph.corpus_eval` for the graph's restore
+block after each compaction, in sync and async probe mode, next to the naive name lists.
 """
 
 from __future__ import annotations
@@ -16,16 +20,32 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from rolling_graph.cli.console import fail
+from rolling_graph.cli.eval_corpus import render_corpus_report
+from rolling_graph.corpus_eval import MODES, run_corpus_eval
 from rolling_graph.evaluation import BASELINES, run_evaluation
 
 SHORT = {"none": "none", "recent": "recent", "frequent": "frequent", "full_dump": "dump"}
-def default_fixtures() -> Path:
-    """The checkout's fixtures: under the current directory when run from a checkout
-    (an installed package carries no fixtures), else beside the source tree."""
-    here = Path.cwd() / "fixtures" / "transcripts"
-    if here.is_dir():
-        return here
-    return Path(__file__).resolve().parent.parent / "fixtures" / "transcripts"
+#: The directory holding the ``rolling_graph`` package: a checkout's root when installed from
+#: one in editable mode, ``site-packages`` when installed (which carries no fixtures).
+SOURCE_ROOT = Path(__file__).resolve().parents[2]
+NO_FIXTURES = (
+    "no gold-labelled fixtures here: `rgraph eval` scores against the fixtures of a Rolling Graph "
+    "checkout (run it from the checkout, or pass --fixtures-dir DIR with the transcripts and *.gold.json; "
+    "fixtures/make_transcripts.py writes them), or measures your own recorded sessions with "
+    "--transcripts FILE.jsonl..."
+)
+
+
+def default_fixtures() -> Path | None:
+    """A checkout's ``fixtures/transcripts``: under the current directory, else beside the
+    source tree of an editable install; None when neither has one (an installed package
+    carries no fixtures)."""
+    for root in (Path.cwd(), SOURCE_ROOT):
+        here = root / "fixtures" / "transcripts"
+        if here.is_dir() and (root / "rolling_graph").is_dir():
+            return here
+    return None
 
 
 def _pct(value: float | None) -> str:
@@ -78,13 +98,54 @@ def register(app: typer.Typer) -> None:
         fixture: Annotated[list[str] | None, typer.Option("--fixture", help="Only these fixtures (by gold name; repeatable).")] = None,
         fixtures_dir: Annotated[Path | None, typer.Option("--fixtures-dir", help="Where the transcripts and *.gold.json live (default: ./fixtures/transcripts of a checkout).")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the full report as JSON.")] = False,
+        transcripts: Annotated[list[Path] | None, typer.Option(
+            "--transcripts", help="Measure these recorded sessions (JSONL, one session each; no gold needed) instead of the "
+            "fixtures: names recalled after each compaction by the graph and by naive name lists.")] = None,
+        more: Annotated[list[Path] | None, typer.Argument(metavar="TRANSCRIPT", help="More transcripts for --transcripts.",
+                                                          show_default=False)] = None,
+        mode: Annotated[list[str] | None, typer.Option("--mode", help="With --transcripts: probe mode(s), sync and/or async (default both).")] = None,
+        project: Annotated[Path | None, typer.Option("--project", help="With --transcripts: the project directory the sessions belong to; every "
+                                                     "replayed event's cwd (the recorded one need not exist here).")] = None,
+        show_blocks: Annotated[bool, typer.Option("--show-blocks", help="With --transcripts: print every restore block as injected.")] = False,
+        jobs: Annotated[int, typer.Option("--jobs", min=1, help="With --transcripts: replays run at a time.")] = 2,
+        chain: Annotated[list[Path] | None, typer.Option(
+            "--chain", help="Measure these recorded sessions of ONE project (more may follow as arguments), replayed in time "
+            "order into a fresh warm graph: names each later session's SessionStart(startup) block recalls, next to naive "
+            "name lists. Use --project to map their worktrees to one project.")] = None,
     ) -> None:
-        """Gate precision/recall, probe rate, graph and post-compaction recall, tokens — next to naive baselines."""
+        """Gate precision/recall, probe rate, graph and post-compaction recall, tokens — next to naive baselines.
+
+        With --transcripts: for each compaction of real recorded sessions, the next-40, summary-dropped and summary names recall of the graph's restore block (sync and async) and of the naive name lists, at each budget."""
         budgets = budget or [800, 400]
+        if chain:
+            from rolling_graph.cli.eval_chain import run_chain_command
+
+            run_chain_command([*chain, *(more or [])], budgets, project, mode, as_json=as_json, show_blocks=show_blocks)
+            return
+        paths = [*(transcripts or []), *(more or [])]
+        if paths or more:
+            missing = [str(p) for p in paths if not p.is_file()]
+            problem = (f"not a file: {', '.join(missing)}" if missing
+                       else "--mode must be sync or async" if any(m not in MODES for m in mode or [])
+                       else "give the transcripts after --transcripts" if not transcripts else None)
+            if problem:
+                raise fail(problem)
+            try:
+                corpus = run_corpus_eval(paths, budgets, tuple(dict.fromkeys(mode or MODES)), str(project) if project else None,
+                                         workers=jobs)
+            except ValueError as exc:  # a configuration error: one actionable line
+                raise fail(str(exc)) from exc
+            if as_json:
+                typer.echo(json.dumps(corpus, indent=1))
+                return
+            render_corpus_report(corpus, Console(), show_blocks)
+            return
         fixtures_dir = fixtures_dir or default_fixtures()
+        if fixtures_dir is None:
+            raise fail(NO_FIXTURES)
         if not fixtures_dir.is_dir() or not any(fixtures_dir.glob("*.gold.json")):
-            Console(stderr=True).print(f"[red]no *.gold.json fixtures in {fixtures_dir}; run fixtures/make_transcripts.py or pass --fixtures-dir[/red]")
-            raise typer.Exit(1)
+            raise fail(f"no *.gold.json fixtures in {fixtures_dir}; run fixtures/make_transcripts.py there, pass "
+                       "--fixtures-dir DIR, or measure recorded sessions with --transcripts FILE.jsonl...")
         report = run_evaluation(fixtures_dir, budgets, fixture or None)
         if as_json:
             typer.echo(json.dumps(report, indent=1))

@@ -9,8 +9,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
-from importlib import resources
 from pathlib import Path
 from typing import Annotated
 
@@ -18,7 +16,18 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from rolling_graph.config import ConfigError, load_settings
+from rolling_graph import adopt
+from rolling_graph.cli import demo as cli_demo
+from rolling_graph.cli import eval as cli_eval
+from rolling_graph.cli import replay as cli_replay
+from rolling_graph.cli import session_list, show, stats, view
+from rolling_graph.cli.console import Group, report
+from rolling_graph.cli.help_display import tidy_help
+from rolling_graph.config import load_settings
+from rolling_graph.errors import RollingGraphError
+from rolling_graph.probe.select import probe_doctor
+from rolling_graph.reconcile import cli as reconcile_cli
+from rolling_graph.reconcile import graduation_cli
 
 app = typer.Typer(
     name="rgraph",
@@ -26,64 +35,51 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=Group,
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"rgraph {version('rolling-graph')}")
+        except PackageNotFoundError:
+            typer.echo("rgraph (not installed as a package)")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[
+        bool, typer.Option("--version", help="Print the installed version and exit.", callback=_print_version, is_eager=True)
+    ] = False,
+) -> None:
+    """Rolling Graph: a live, weighted concept-graph memory for Claude Code sessions."""
+
+
 #: Modules that add commands through ``register(app)``, in help order.
-COMMAND_MODULES = ("rolling_graph.cli.replay", "rolling_graph.cli.show", "rolling_graph.cli.stats", "rolling_graph.cli.view", "rolling_graph.cli.eval", "rolling_graph.reconcile.cli", "rolling_graph.reconcile.graduation_cli")
+COMMAND_MODULES = (cli_replay, show, session_list, stats, view, cli_eval, reconcile_cli, graduation_cli)
 
 
 def _register_all() -> None:
-    import importlib
-    import importlib.util
-
-    for name in COMMAND_MODULES:
-        if importlib.util.find_spec(name) is not None:
-            importlib.import_module(name).register(app)
-
-
-def demo_transcript() -> Path:
-    """The bundled demo session (a transcript in Claude Code's JSONL format)."""
-    return Path(str(resources.files("rolling_graph") / "data" / "demo_session.jsonl"))
+    for module in COMMAND_MODULES:
+        module.register(app)
 
 
 @app.command("demo")
 def demo(
-    keep: Annotated[bool, typer.Option("--keep", help="Keep the demo's state directory and print its path.")] = False,
+    keep: Annotated[bool, typer.Option(
+        "--keep", help="Keep the demo's state directory and print the command that shows it.")] = False,
     budget: Annotated[int, typer.Option("--budget", help="LOD token budget for the demo.")] = 800,
 ) -> None:
-    """Replay a bundled session through the real hooks; show the graph and the injections.
+    """Replay a bundled session through the real hooks; show its prompts, every injection and the graph.
 
     Runs offline (no model, no database) in a throw-away state directory: your own
-    sessions are not touched.
+    sessions are not touched. With --keep the directory stays, to explore with rgraph show.
     """
-    from rolling_graph.cli.render_views import render_text
-    from rolling_graph.cli.replay import render_summary
-    from rolling_graph.replay import ReplayOptions, replay
-
-    console = Console()
-    home = Path(tempfile.mkdtemp(prefix="rgraph-demo-"))
-    try:
-        console.rule("[bold]Rolling Graph demo[/bold]: a recorded session replayed through the hooks")
-        options = ReplayOptions(probe="offline", mode="sync", budget=budget, clock="transcript", subprocess=False)
-        result = replay([demo_transcript()], options=options, home=home)
-        render_summary(result.summary(), console, result.records)
-        sid = next(iter(result.final_docs), None)
-        if sid is None:
-            console.print("[red]the demo transcript produced no session[/red]")
-            raise typer.Exit(1)
-        console.rule("The session's graph (rgraph show)")
-        console.print(render_text(result.final_docs[sid], title=f"Session {sid[:13]}"))
-        injections = [r for r in result.records if r.injection]
-        console.rule(f"What the model was told: {len(injections)} injections")
-        for r in injections[:2] + injections[-1:]:
-            console.print(f"[bold]event {r.index} · {r.event}{' · ' + r.source if r.source else ''} · ~{r.injected_tokens} tokens[/bold]")
-            console.print(r.injection, markup=False, highlight=False)
-        if keep:
-            console.print(f"state kept in {home} (try: ROLLING_GRAPH_HOME={home} rgraph show --session {sid})")
-    finally:
-        if not keep:
-            shutil.rmtree(home, ignore_errors=True)
+    cli_demo.run_demo(Console(), keep=keep, budget=budget)
 
 
 def _plugin_checks() -> list[tuple[str, bool, str]]:
@@ -103,6 +99,31 @@ def _plugin_checks() -> list[tuple[str, bool, str]]:
     return rows
 
 
+def _state_dir_check(home: str) -> tuple[str, bool, str]:
+    """Every process must use one state directory: adopt what an older version left in a
+    plugin data directory (``~/.claude/plugins/data/rolling-graph*``), and say so."""
+    found = adopt.plugin_data_dirs()
+    data = os.environ.get("CLAUDE_PLUGIN_DATA")
+    if data and adopt.has_state(data) and data not in found:
+        found.append(data)
+    moved: list[str] = []
+    for directory in found:
+        try:
+            count = adopt.adopt(home, directory)
+        except OSError as exc:
+            return ("one state directory", False, f"{directory} holds sessions that could not be moved to {home}: {exc}")
+        moved.append(f"{count} file(s) from {directory}")
+    left = [d for d in found if adopt.has_state(d)]
+    if left:
+        return ("one state directory", False, f"{', '.join(left)} still hold state; move it into {home} by hand")
+    detail = f"every process uses {home}" + (f"; adopted {', '.join(moved)}" if moved else "")
+    return ("one state directory", True, detail)
+
+
+#: Doctor rows that say whether an optional probe backend is available: "no" there is not a fault.
+OPTIONAL_CHECKS = frozenset({"anthropic", "ollama", "claude"})
+
+
 @app.command("doctor")
 def doctor(
     deep: Annotated[bool, typer.Option("--deep", help="Also measure the vector index's recall against exact search.")] = False,
@@ -110,11 +131,7 @@ def doctor(
 ) -> None:
     """Check the installation: settings, state directory, hooks, probe backend, database."""
     console = Console()
-    try:
-        settings = load_settings()
-    except ConfigError as exc:
-        console.print(f"[red]configuration: {exc}[/red]")
-        raise typer.Exit(1) from exc
+    settings = load_settings()
     rows: list[tuple[str, bool, str]] = [("settings", True, repr(settings))]
     try:
         settings.home.mkdir(parents=True, exist_ok=True)
@@ -125,32 +142,37 @@ def doctor(
     except OSError as exc:
         rows.append(("state directory", False, f"{settings.home}: {exc}"))
     rows += _plugin_checks()
-    from rolling_graph.probe.select import probe_doctor
-
+    rows.append(_state_dir_check(settings.home_dir))
     rows += probe_doctor(settings, check_network=network)
-    from rolling_graph.reconcile.cli import doctor_report
-
-    rows += doctor_report(settings, deep=deep)
+    rows += reconcile_cli.doctor_report(settings, deep=deep)
     table = Table(title="rgraph doctor", title_justify="left")
     table.add_column("check")
     table.add_column("")
     table.add_column("detail", overflow="fold")
     for name, ok, detail in rows:
-        table.add_row(name, "[green]ok[/green]" if ok else "[red]no[/red]", detail)
+        mark = "[green]ok[/green]" if ok else ("[yellow]—[/yellow]" if name in OPTIONAL_CHECKS else "[red]no[/red]")
+        table.add_row(name, mark, detail)
     console.print(table)
-    if not all(ok for _, ok, _ in rows[:3]):
+    failed = [name for name, ok, _ in rows if not ok and name not in OPTIONAL_CHECKS]
+    if failed:
+        Console(stderr=True).print(f"rgraph: doctor found problems: {', '.join(failed)}")
         raise typer.Exit(1)
 
 
 _register_all()
+tidy_help(app)  # flags without <bool>, lists by their element: one place for every command
 
 
 def main() -> None:
     try:
         app()
-    except ConfigError as exc:
-        Console(stderr=True).print(f"[red]rgraph: {exc}[/red]")
-        raise SystemExit(1) from exc
+    except RollingGraphError as exc:  # raised outside a command (e.g. while parsing options)
+        raise SystemExit(report(exc)) from None
+    finally:
+        # A command leaves nothing running that it did not find running (`db start` excepted).
+        server = sys.modules.get("rolling_graph.reconcile.server")
+        if server is not None:
+            server.stop_started_here()
 
 
 if __name__ == "__main__":

@@ -8,13 +8,16 @@ markup into a Markdown preview.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rolling_graph.cli.render_views import clean, edges_of, focus_of, node_label, nodes_of, weight_of
 from rolling_graph.model import DOMAINS
 
+if TYPE_CHECKING:
+    from rolling_graph.types import GraphDoc
 
-def to_json(doc: dict[str, Any]) -> str:
+
+def to_json(doc: GraphDoc) -> str:
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False)
 
 
@@ -25,7 +28,7 @@ def _mermaid_label(text: str) -> str:
     return escaped
 
 
-def to_mermaid(doc: dict[str, Any]) -> str:
+def to_mermaid(doc: GraphDoc) -> str:
     """A Mermaid flowchart: a subgraph per domain, ``supersedes`` dashed."""
     nodes, edges = nodes_of(doc), edges_of(doc)
     ids = {nid: f"n{i}" for i, nid in enumerate(sorted(nodes))}
@@ -67,7 +70,7 @@ def _dot_string(text: str) -> str:
 DOT_COLORS = {"relationship": "#c026d3", "project": "#2563eb", "technical": "#16a34a", "personal": "#ca8a04"}
 
 
-def to_dot(doc: dict[str, Any]) -> str:
+def to_dot(doc: GraphDoc) -> str:
     """A Graphviz digraph: a cluster per domain, focus bold, ``supersedes`` red dashed."""
     nodes, edges = nodes_of(doc), edges_of(doc)
     focus = set(focus_of(doc))

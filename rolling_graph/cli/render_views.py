@@ -11,19 +11,23 @@ Mermaid, Graphviz).
 
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from rolling_graph.focus import superseded_by
 from rolling_graph.journal import op_touches, pointer_parts
 from rolling_graph.model import DOMAINS, LABEL_MAX, slugify
+from rolling_graph.sanitize import one_line
+
+if TYPE_CHECKING:
+    from rolling_graph.types import Edge, GraphDoc, JournalEntry, Node
 
 BAR_WIDTH = 10
-_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]+")
 DOMAIN_STYLES: dict[str, str] = {
     "relationship": "magenta",
     "project": "blue",
@@ -33,12 +37,12 @@ DOMAIN_STYLES: dict[str, str] = {
 
 
 def clean(text: Any, limit: int = LABEL_MAX) -> str:
-    """One line of untrusted text: no control/bidi characters, at most ``limit`` chars."""
-    value = _CONTROL_RE.sub(" ", str(text if text is not None else "")).strip()
+    """One line of untrusted text (:func:`rolling_graph.sanitize.one_line`), at most ``limit`` chars."""
+    value = one_line("" if text is None else text)
     return value if len(value) <= limit else value[: limit - 1] + "…"
 
 
-def weight_of(item: dict[str, Any], key: str = "weight") -> float:
+def weight_of(item: Mapping[str, Any], key: str = "weight") -> float:
     try:
         value = float(item.get(key, 0.0))
     except (TypeError, ValueError):
@@ -51,36 +55,19 @@ def weight_bar(weight: float, width: int = BAR_WIDTH) -> str:
     return "█" * filled + "░" * (width - filled)
 
 
-def nodes_of(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    nodes = doc.get("nodes")
-    return {str(k): v for k, v in nodes.items() if isinstance(v, dict)} if isinstance(nodes, dict) else {}
+def nodes_of(doc: GraphDoc) -> dict[str, Node]:
+    return doc.get("nodes") or {}
 
 
-def edges_of(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    edges = doc.get("edges")
-    return {str(k): v for k, v in edges.items() if isinstance(v, dict)} if isinstance(edges, dict) else {}
+def edges_of(doc: GraphDoc) -> dict[str, Edge]:
+    return doc.get("edges") or {}
 
 
-def focus_of(doc: dict[str, Any]) -> list[str]:
-    focus = doc.get("focus")
-    return [str(f) for f in focus if isinstance(f, str)] if isinstance(focus, list) else []
+def focus_of(doc: GraphDoc) -> list[str]:
+    return doc.get("focus") or []
 
 
-def superseded_by(doc: dict[str, Any]) -> dict[str, list[str]]:
-    """``old id -> [ids of the nodes that supersede it]``."""
-    result: dict[str, list[str]] = {}
-    for edge in edges_of(doc).values():
-        if edge.get("relationship") == "supersedes":
-            result.setdefault(str(edge.get("target")), []).append(str(edge.get("source")))
-    for nid, node in nodes_of(doc).items():  # a node may also carry the newer one's id
-        newer = node.get("superseded_by")
-        for other in newer if isinstance(newer, list) else [newer] if isinstance(newer, str) else []:
-            if other not in result.get(nid, []):
-                result.setdefault(nid, []).append(str(other))
-    return result
-
-
-def resolve_node(doc: dict[str, Any], name: str) -> str | None:
+def resolve_node(doc: GraphDoc, name: str) -> str | None:
     """A node id from what the user typed: the id, the label, or a unique id fragment."""
     nodes = nodes_of(doc)
     if name in nodes:
@@ -95,7 +82,7 @@ def resolve_node(doc: dict[str, Any], name: str) -> str | None:
     return partial[0] if len(partial) == 1 else None
 
 
-def suggestions(doc: dict[str, Any], name: str, limit: int = 5) -> list[str]:
+def suggestions(doc: GraphDoc, name: str, limit: int = 5) -> list[str]:
     slug = slugify(name)
     parts = [p for p in slug.split("-") if len(p) > 2]
     hits = [nid for nid in nodes_of(doc) if any(p in nid for p in parts)]
@@ -110,11 +97,11 @@ class Selection:
     edge_keys: frozenset[str]
 
 
-def incident_edges(doc: dict[str, Any], node_ids: set[str] | frozenset[str]) -> set[str]:
-    return {k for k, e in edges_of(doc).items() if e.get("source") in node_ids or e.get("target") in node_ids}
+def incident_edges(doc: GraphDoc, node_ids: set[str] | frozenset[str]) -> set[str]:
+    return {k for k, e in edges_of(doc).items() if e["source"] in node_ids or e["target"] in node_ids}
 
 
-def select(doc: dict[str, Any], target: str | None) -> Selection | None:
+def select(doc: GraphDoc, target: str | None) -> Selection | None:
     """What ``rgraph show [DOMAIN|NODE]`` shows; ``None`` when the name matches nothing."""
     nodes = nodes_of(doc)
     if not target:
@@ -127,24 +114,25 @@ def select(doc: dict[str, Any], target: str | None) -> Selection | None:
     if nid is None:
         return None
     edges = incident_edges(doc, {nid})
-    ids = {nid} | {str(edges_of(doc)[k].get(end)) for k in edges for end in ("source", "target")}
+    ids = {nid} | {end for k in edges for end in (edges_of(doc)[k]["source"], edges_of(doc)[k]["target"])}
     return Selection("node", nid, frozenset(i for i in ids if i in nodes), frozenset(edges))
 
 
-def subdocument(doc: dict[str, Any], sel: Selection) -> dict[str, Any]:
+def subdocument(doc: GraphDoc, sel: Selection) -> GraphDoc:
     """A copy of ``doc`` holding only the selected nodes and edges."""
-    out = {k: v for k, v in doc.items() if k not in {"nodes", "edges", "focus"}}
-    out["nodes"] = {k: v for k, v in nodes_of(doc).items() if k in sel.node_ids}
-    out["edges"] = {k: v for k, v in edges_of(doc).items() if k in sel.edge_keys}
-    out["focus"] = [f for f in focus_of(doc) if f in sel.node_ids]
-    return out
+    return {
+        **doc,
+        "nodes": {k: v for k, v in nodes_of(doc).items() if k in sel.node_ids},
+        "edges": {k: v for k, v in edges_of(doc).items() if k in sel.edge_keys},
+        "focus": [f for f in focus_of(doc) if f in sel.node_ids],
+    }
 
 
-def branch(doc: dict[str, Any], node_id: str) -> dict[str, Any]:
+def branch(doc: GraphDoc, node_id: str) -> dict[str, Any]:
     """A node's branch in full: the node, all its edges, its neighbours."""
     nodes, edges = nodes_of(doc), edges_of(doc)
     keys = sorted(incident_edges(doc, {node_id}))
-    neighbour_ids = sorted({str(edges[k].get(end)) for k in keys for end in ("source", "target")} - {node_id})
+    neighbour_ids = sorted({end for k in keys for end in (edges[k]["source"], edges[k]["target"])} - {node_id})
     return {
         "node": {"id": node_id, **nodes.get(node_id, {})},
         "edges": [{"key": k, **edges[k]} for k in keys],
@@ -155,23 +143,20 @@ def branch(doc: dict[str, Any], node_id: str) -> dict[str, Any]:
 # --- journal provenance -----------------------------------------------------------
 
 
-def entry_touches(entry: dict[str, Any], node_id: str) -> bool:
-    """Whether a journal entry added, changed or activated ``node_id`` or one of its edges."""
-    for key in ("nodes", "node_ids", "activated", "pulled"):
-        listed = entry.get(key)
-        if isinstance(listed, list) and node_id in listed:
-            return True
+def entry_touches(entry: JournalEntry, node_id: str) -> bool:
+    """Whether a journal entry added, changed or activated ``node_id`` or one of its edges
+    (every change to the graph is an op in the journal)."""
     ops = entry.get("ops")
     return any(isinstance(op, dict) and op_touches(op, node_id) for op in ops or []) if isinstance(ops, list) else False
 
 
-def provenance(journal: list[dict[str, Any]], node_id: str) -> list[dict[str, Any]]:
+def provenance(journal: list[JournalEntry], node_id: str) -> list[dict[str, Any]]:
     """The journal entries behind a node, oldest first, reduced to what a person reads."""
     rows: list[dict[str, Any]] = []
     for entry in journal:
         if not isinstance(entry, dict) or not entry_touches(entry, node_id):
             continue
-        ops = entry.get("ops") if isinstance(entry.get("ops"), list) else []
+        ops = entry.get("ops") or []
         touching = [
             f"{op.get('op')} {op.get('path')}" for op in ops if isinstance(op, dict) and op_touches(op, node_id)
         ]
@@ -194,11 +179,11 @@ def provenance(journal: list[dict[str, Any]], node_id: str) -> list[dict[str, An
 # --- text (rich) ----------------------------------------------------------------------
 
 
-def node_label(node: dict[str, Any], nid: str) -> str:
+def node_label(node: Mapping[str, Any], nid: str) -> str:
     return clean(node.get("label") or nid)
 
 
-def _node_line(nid: str, node: dict[str, Any], focus: set[str], old: dict[str, list[str]]) -> Text:
+def _node_line(nid: str, node: Mapping[str, Any], focus: set[str], old: dict[str, list[str]]) -> Text:
     line = Text()
     line.append(weight_bar(weight_of(node)), style=DOMAIN_STYLES.get(str(node.get("domain")), "white"))
     line.append(f" {weight_of(node):.2f}  ")
@@ -215,27 +200,29 @@ def _node_line(nid: str, node: dict[str, Any], focus: set[str], old: dict[str, l
     return line
 
 
-def _edge_line(edge: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> Text:
+def _edge_line(edge: Mapping[str, Any], nodes: dict[str, Node]) -> Text:
     src, dst, verb = str(edge.get("source")), str(edge.get("target")), clean(edge.get("relationship"), 30)
     line = Text("  ")
     line.append(src, style="cyan")
     line.append(f" —{verb}→ ", style="bold red" if verb == "supersedes" else "bold")
     line.append(dst, style="cyan")
     line.append(f"  {weight_of(edge, 'strength'):.2f}", style="dim")
-    src_dom, dst_dom = nodes.get(src, {}).get("domain"), nodes.get(dst, {}).get("domain")
+    src_node, dst_node = nodes.get(src), nodes.get(dst)
+    src_dom = src_node["domain"] if src_node else None
+    dst_dom = dst_node["domain"] if dst_node else None
     if src_dom and dst_dom and src_dom != dst_dom:
         line.append(f"  ({clean(src_dom, 20)} ↔ {clean(dst_dom, 20)})", style="magenta")
     return line
 
 
-def render_text(doc: dict[str, Any], sel: Selection | None = None, *, title: str | None = None) -> RenderableType:
+def render_text(doc: GraphDoc, sel: Selection | None = None, *, title: str | None = None) -> RenderableType:
     """The terminal view: header, focus cluster, nodes per domain with bars, edges."""
     sel = sel or select(doc, None)
     assert sel is not None
     nodes = {k: v for k, v in nodes_of(doc).items() if k in sel.node_ids}
     edges = {k: v for k, v in edges_of(doc).items() if k in sel.edge_keys}
     focus = set(focus_of(doc))
-    old = superseded_by(doc)
+    old = superseded_by(edges_of(doc))
     parts: list[RenderableType] = []
     head = Text(title or f"Session {clean(doc.get('session_id'), 80)}", style="bold")
     if doc.get("project"):
@@ -269,7 +256,7 @@ def render_text(doc: dict[str, Any], sel: Selection | None = None, *, title: str
     return Group(*parts)
 
 
-def render_branch(doc: dict[str, Any], node_id: str) -> RenderableType:
+def render_branch(doc: GraphDoc, node_id: str) -> RenderableType:
     """``rgraph expand``: every field of the node, its edges and neighbours."""
     data = branch(doc, node_id)
     node = data["node"]
@@ -280,7 +267,7 @@ def render_branch(doc: dict[str, Any], node_id: str) -> RenderableType:
         value = node[key]
         shown = ", ".join(clean(v, 200) for v in value) if isinstance(value, list) else clean(value, 400)
         table.add_row(clean(key, 40), shown)
-    old = superseded_by(doc)
+    old = superseded_by(edges_of(doc))
     parts: list[RenderableType] = [Text(node_label(node, node_id), style="bold"), table]
     if node_id in old:
         parts.append(Text(f"superseded by {', '.join(old[node_id])}", style="red"))
@@ -292,8 +279,8 @@ def render_branch(doc: dict[str, Any], node_id: str) -> RenderableType:
     return Group(*parts)
 
 
-def render_provenance(doc: dict[str, Any], node_id: str, rows: list[dict[str, Any]]) -> RenderableType:
-    node = nodes_of(doc).get(node_id, {})
+def render_provenance(doc: GraphDoc, node_id: str, rows: list[dict[str, Any]]) -> RenderableType:
+    node: Mapping[str, Any] = nodes_of(doc).get(node_id) or {}
     head = Text(f"Why {node_label(node, node_id)} ", style="bold")
     head.append(f"({node_id})", style="dim cyan")
     parts: list[RenderableType] = [head]
@@ -328,7 +315,7 @@ def render_provenance(doc: dict[str, Any], node_id: str, rows: list[dict[str, An
 
 
 def provenance_index(
-    journal: list[dict[str, Any]], node_ids: set[str], per_node: int = 20
+    journal: list[JournalEntry], node_ids: set[str], per_node: int = 20
 ) -> dict[str, list[dict[str, Any]]]:
     """:func:`provenance` for many nodes in one pass over the journal (latest ``per_node`` kept)."""
     index: dict[str, list[dict[str, Any]]] = {}
@@ -336,12 +323,7 @@ def provenance_index(
         if not isinstance(entry, dict):
             continue
         touched: set[str] = set()
-        for key in ("nodes", "node_ids", "activated", "pulled"):
-            listed = entry.get(key)
-            if isinstance(listed, list):
-                touched.update(str(x) for x in listed)
-        ops = entry.get("ops") if isinstance(entry.get("ops"), list) else []
-        for op in ops:
+        for op in entry.get("ops") or []:
             if not isinstance(op, dict):
                 continue
             for field in ("path", "from"):

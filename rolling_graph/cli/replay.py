@@ -2,7 +2,9 @@
 
 By default the replay is in-process, with the offline probe in sync mode, the clock
 pinned to each transcript line's timestamp, and a fresh temporary state directory (so a
-replay never mixes into your real sessions; ``--home`` chooses one).
+replay never mixes into your real sessions; ``--home`` chooses one). The replay is honest:
+each hook's ``transcript_path`` holds only the lines Claude Code had written before its
+event (:mod:`rolling_graph.transcript_mirror`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from rolling_graph.cli.console import fail
 from rolling_graph.replay import EventRecord, ReplayOptions, replay
 from rolling_graph.transcript import parse_transcripts
 
@@ -28,17 +31,37 @@ def count_events(paths: list[Path]) -> int:
     return sum(1 for _ in parse_transcripts(paths))
 
 
+def gate_line(summary: dict[str, Any]) -> str:
+    """How often the gate fired, and on what: an event can fire on several triggers at once."""
+    reasons = sorted(summary["gate_reasons"].items(), key=lambda kv: -kv[1])
+    fired = summary["gate_fired"]
+    line = f"on {fired} event{'s' if fired != 1 else ''}"
+    if reasons:
+        triggers = sum(v for _, v in reasons)
+        line += f"  ({triggers} triggers: {', '.join(f'{k} {v}' for k, v in reasons)})"
+    return line
+
+
 def render_summary(
-    summary: dict[str, Any], console: Console, records: list[EventRecord] | None = None, show_events: bool = False
+    summary: dict[str, Any],
+    console: Console,
+    records: list[EventRecord] | None = None,
+    show_events: bool = False,
+    *,
+    show_home: bool = True,
+    show_injections: bool = True,
 ) -> None:
-    """A readable rendering of :func:`rolling_graph.replay.summarize` output."""
+    """A readable rendering of :func:`rolling_graph.replay.summarize` output.
+
+    ``show_home=False`` leaves out the state directory (the demo's is thrown away);
+    ``show_injections=False`` the table of injections (the demo prints each in full).
+    """
     head = Table.grid(padding=(0, 2))
     head.add_column(style="bold")
     head.add_column()
     kinds = ", ".join(f"{k} {v}" for k, v in summary["events_by_kind"].items())
     head.add_row("events", f"{summary['events']}  ({kinds})")
-    reasons = ", ".join(f"{k} {v}" for k, v in sorted(summary["gate_reasons"].items(), key=lambda kv: -kv[1])) or "-"
-    head.add_row("gate fired", f"{summary['gate_fired']}  ({reasons})")
+    head.add_row("gate fired", gate_line(summary))
     head.add_row("probes", f"{summary['probes']}  (rate {summary['probe_rate']:.2f} per prompt/tool event)")
     head.add_row(
         "injected", f"{len(summary['injections'])} injections, {summary['cumulative_injected_tokens']} tokens in total"
@@ -53,7 +76,8 @@ def render_summary(
     }
     if skipped:
         head.add_row("skipped lines", ", ".join(f"{k} {v}" for k, v in skipped.items()))
-    head.add_row("state dir", summary["home"])
+    if show_home:
+        head.add_row("state dir", summary["home"])
     console.print(head)
 
     graphs = Table(title="Graph at the end", title_justify="left")
@@ -66,7 +90,7 @@ def render_summary(
         )
     console.print(graphs)
 
-    if summary["injections"]:
+    if summary["injections"] and show_injections:
         inj = Table(title="Injections", title_justify="left")
         for col in ("#", "event", "source", "tokens"):
             inj.add_column(col, justify="right" if col in ("#", "tokens") else "left")
@@ -102,7 +126,8 @@ def register(app: typer.Typer) -> None:
     def replay_command(
         transcripts: Annotated[
             list[Path],
-            typer.Argument(help="Claude Code transcript(s), JSONL; later files of a seen session replay as a resume."),
+            typer.Argument(metavar="TRANSCRIPT", show_default=False,
+                           help="Claude Code transcript(s), JSONL; later files of a seen session replay as a resume."),
         ],
         use_subprocess: Annotated[
             bool, typer.Option("--subprocess", help="Run each event as a real `rgraph-hook EVENT` process.")
@@ -128,18 +153,19 @@ def register(app: typer.Typer) -> None:
         ] = None,
         events: Annotated[bool, typer.Option("--events", help="Also list every event.")] = False,
         warm: Annotated[bool, typer.Option("--warm/--no-warm", help="Let hooks reconcile into the warm graph (PostgreSQL) too.")] = False,
+        project: Annotated[Path | None, typer.Option(
+            "--project", help="The project directory these sessions belong to (their recorded directories need not exist "
+            "here): every event's cwd, with the recorded directory rewritten to it in paths.")] = None,
     ) -> None:
         """Replay transcripts through the hooks and summarise gate firings, probes, graph and injections."""
-        err = Console(stderr=True)
         missing = [str(p) for p in transcripts if not p.is_file()]
         if missing:
-            err.print(f"[red]not a file: {', '.join(missing)}[/red]")
-            raise typer.Exit(1)
+            raise fail(f"not a file: {', '.join(missing)}")
         if clock not in ("transcript", "fixed"):
-            err.print(f"[red]--clock must be 'transcript' or 'fixed', not {clock!r}[/red]")
-            raise typer.Exit(1)
+            raise fail(f"--clock must be 'transcript' or 'fixed', not {clock!r}")
         options = ReplayOptions(
-            probe=probe, mode="sync" if sync else "async", budget=budget, clock=clock, subprocess=use_subprocess
+            probe=probe, mode="sync" if sync else "async", budget=budget, clock=clock, subprocess=use_subprocess,
+            warm=warm, project=str(project) if project else None,
         )
         total = count_events(transcripts)
         try:
@@ -151,14 +177,13 @@ def register(app: typer.Typer) -> None:
                     BarColumn(),
                     MofNCompleteColumn(),
                     TimeRemainingColumn(),
-                    console=err,
+                    console=Console(stderr=True),
                     transient=True,
                 ) as bar:
                     task = bar.add_task("replay", total=total)
                     result = replay(transcripts, options=options, home=home, on_event=lambda _r: bar.advance(task))
-        except ValueError as exc:  # ConfigError and friends: one actionable line
-            err.print(f"[red]{exc}[/red]")
-            raise typer.Exit(1) from exc
+        except ValueError as exc:  # a bad transcript or option: one actionable line
+            raise fail(str(exc)) from exc
         summary = result.summary()
         if as_json:
             typer.echo(json.dumps(summary, indent=1))

@@ -7,14 +7,16 @@ hand them to the pure renderers (:mod:`rolling_graph.cli.render_views`, :mod:`ro
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Annotated, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 
+from rolling_graph import snapshot
+from rolling_graph.cli.console import console, fail
 from rolling_graph.cli.render_formats import to_dot, to_json, to_mermaid
 from rolling_graph.cli.render_views import (
     provenance,
@@ -33,9 +35,17 @@ from rolling_graph.cli.sessions import (
     load_journal,
     resolve_session,
     settings_or_error,
+    store,
 )
+from rolling_graph.cli.stats import do_stats
+from rolling_graph.cli.view import do_view
 from rolling_graph.config import Settings
+from rolling_graph.model import normalize_graph
 from rolling_graph.project import project_root
+from rolling_graph.shape import damage_notes
+
+if TYPE_CHECKING:
+    from rolling_graph.types import GraphDoc, SessionDoc, Snapshot
 
 
 class Format(StrEnum):
@@ -49,18 +59,6 @@ SESSION_HELP = "Session id (default: the project's most recently active session,
 SLASH_SUBCOMMANDS = ("show", "expand", "why", "stats", "view")
 
 
-def console() -> Console:
-    """Rich output; when piped (or embedded by Claude Code) long lines are not hard-wrapped."""
-    tty = sys.stdout.isatty()
-    width = int(os.environ.get("COLUMNS", "0") or 0) or (None if tty else 160)
-    return Console(width=width, highlight=False, soft_wrap=not tty)
-
-
-def fail(message: str) -> typer.Exit:
-    Console(stderr=True, highlight=False).print(f"[bold red]rgraph:[/] {message}", markup=True, soft_wrap=True)
-    return typer.Exit(code=1)
-
-
 def _origin(res: ResolvedSession) -> str:
     how = {"explicit": "", "project": " (this project's latest session)", "latest": " (latest session, any project)"}[
         res.how
@@ -72,57 +70,47 @@ def _capitalized(text: str) -> str:
     return text[:1].upper() + text[1:]
 
 
-def unknown_node(doc: dict[str, Any], name: str) -> InspectError:
+def unknown_node(doc: GraphDoc, name: str) -> InspectError:
     near = suggestions(doc, name)
     hint = f"; did you mean {', '.join(near)}?" if near else "; `rgraph show` lists the nodes"
     return InspectError(f"no domain or node named {name!r} in the graph{hint}")
 
 
-def snapshot_document(snapshot: dict[str, Any]) -> dict[str, Any]:
-    """A resume snapshot (lists of nodes and edges) shaped like a sidecar document."""
-    nodes = {str(n["id"]): n for n in snapshot.get("nodes") or [] if isinstance(n, dict) and n.get("id")}
+def snapshot_document(snap: Snapshot) -> GraphDoc:
+    """A resume snapshot (lists of nodes and edges) shaped like a sidecar document, and
+    normalised like one (:func:`rolling_graph.model.normalize_graph`)."""
+    nodes = {str(n["id"]): n for n in snap.get("nodes") or [] if isinstance(n, dict) and n.get("id")}
     edges = {
         f"{e.get('source')}|{e.get('relationship')}|{e.get('target')}": e
-        for e in snapshot.get("edges") or []
+        for e in snap.get("edges") or []
         if isinstance(e, dict) and e.get("source") in nodes and e.get("target") in nodes
     }
-    return {
-        "session_id": "warm",
-        "project": snapshot.get("project"),
-        "updated_at": snapshot.get("updated_at"),
-        "nodes": nodes,
-        "edges": edges,
-        "focus": [],
-    }
+    doc = {"session_id": "warm", "project": snap.get("project"), "updated_at": snap.get("updated_at"), "nodes": nodes, "edges": edges}
+    return normalize_graph(doc, "warm")
 
 
-def warm_document(settings: Settings, cwd: str | None = None) -> tuple[dict[str, Any], str]:
+def warm_document(settings: Settings, cwd: str | None = None) -> tuple[GraphDoc, str]:
     """The project's warm graph shaped like a sidecar document, and a title saying its source.
 
-    Prefers ``rolling_graph.reconcile.read.warm_document`` (the database); without it, the per-project
-    resume snapshot that every reconciliation writes (the warm graph's top branches).
+    From the database (:func:`rolling_graph.reconcile.read.warm_document`); while the
+    database cannot be reached, from the project's resume snapshot, which every
+    reconciliation writes (the warm graph's top branches).
     """
+    from rolling_graph.reconcile import db, read  # the database driver loads only for --warm
+
     root = project_root(cwd or os.getcwd())
     try:
-        from rolling_graph.reconcile.read import warm_document as read_warm
-    except ImportError:
-        read_warm = None
-    if read_warm is not None:
-        try:
-            return dict(read_warm(settings, root)), f"Warm graph · {root}"
-        except Exception as exc:  # the database is an edge: report it in one line
-            raise InspectError(f"cannot read the warm graph: {exc}") from exc
-    try:
-        from rolling_graph.reconcile.snapshot import read_snapshot
-    except ImportError:
-        read_snapshot = None
-    snapshot = read_snapshot(settings.home, root) if read_snapshot is not None else None
-    if snapshot is None:
-        raise InspectError(
-            f"the warm graph reader (rolling_graph.reconcile.read.warm_document) is not available in this install and {root} has no resume snapshot yet"
-        )
-    doc = snapshot_document(snapshot)
-    return doc, f"Warm graph · {root} (resume snapshot: its top {len(doc['nodes'])} nodes)"
+        return read.warm_document(settings, root), f"Warm graph · {root}"
+    except LookupError as exc:
+        raise InspectError(str(exc)) from exc
+    except db.DatabaseUnavailable as exc:
+        snap = snapshot.read_snapshot(settings.home_dir, root)
+        if snap is None:
+            raise InspectError(f"{exc}; and {root} has no resume snapshot yet") from exc
+    except Exception as exc:  # the database is an edge: report it in one line
+        raise InspectError(f"cannot read the warm graph: {exc}") from exc
+    doc = snapshot_document(snap)
+    return doc, f"Warm graph · {root} (database unavailable; resume snapshot: its top {len(doc['nodes'])} nodes)"
 
 
 def do_show(
@@ -132,15 +120,22 @@ def do_show(
     fmt: Format = Format.text,
     *,
     warm: bool = False,
+    project: str | None = None,
     out: Console | None = None,
     fallback_when_missing: bool = False,
 ) -> None:
+    """``project``: the project directory meant (default: the current directory's) — for the
+    warm graph, and for choosing the session when none is named."""
     out = out or console()
+    doc: GraphDoc
     if warm:
-        doc, title = warm_document(settings)
+        doc, title = warm_document(settings, project)
     else:
-        res = resolve_session(settings, session, fallback_when_missing=fallback_when_missing)
+        res = resolve_session(settings, session, cwd=project, fallback_when_missing=fallback_when_missing)
         doc, title = load_document(settings, res.session_id), _capitalized(_origin(res))
+        if fmt is Format.text:
+            for note in damage_notes(doc):  # what a repair of damaged session files could not restore
+                out.print(f"rgraph: {note}", style="yellow", markup=False)
     sel = select(doc, target)
     if sel is None:
         raise unknown_node(doc, str(target))
@@ -148,7 +143,7 @@ def do_show(
         out.print(render_text(doc, sel, title=title))
         return
     sub = subdocument(doc, sel)
-    renderer: Callable[[dict[str, Any]], str] = {Format.json: to_json, Format.mermaid: to_mermaid, Format.dot: to_dot}[
+    renderer: Callable[[GraphDoc], str] = {Format.json: to_json, Format.mermaid: to_mermaid, Format.dot: to_dot}[
         fmt
     ]
     out.file.write(renderer(sub))
@@ -156,7 +151,7 @@ def do_show(
 
 def _resolve_with_node(
     settings: Settings, session: str | None, node: str, fallback_when_missing: bool
-) -> tuple[ResolvedSession, dict[str, Any], str]:
+) -> tuple[ResolvedSession, SessionDoc, str]:
     res = resolve_session(settings, session, fallback_when_missing=fallback_when_missing)
     doc = load_document(settings, res.session_id)
     nid = resolve_node(doc, node)
@@ -185,19 +180,23 @@ def do_expand(
     session: str | None,
     node: str,
     *,
+    activate: bool = False,
     out: Console | None = None,
     fallback_when_missing: bool = False,
 ) -> None:
+    """Print a node's branch. With ``activate`` (the /graph command: the conversation asked
+    for it, which the spec counts as a signal) the expansion is an activation: weight up,
+    journaled. Without, it only reads."""
     out = out or console()
     res, doc, nid = _resolve_with_node(settings, session, node, fallback_when_missing)
-    before = float(doc.get("nodes", {}).get(nid, {}).get("weight", 0.0) or 0.0)
-    from rolling_graph.sidecar import SidecarStore
-
-    # The spec's escape hatch: an expansion counts as an activation (weight up, journaled).
-    SidecarStore(settings).activate(res.session_id, [nid], rationale="expanded by user")
-    doc = load_document(settings, res.session_id)
-    after = float(doc.get("nodes", {}).get(nid, {}).get("weight", 0.0) or 0.0)
-    note = f"[green]expanded: counted as an activation (weight {before:.2f} → {after:.2f}, journaled)[/]"
+    before = doc["nodes"][nid]["weight"]
+    if activate:
+        store(settings).activate(res.session_id, [nid], rationale="expanded by user")
+        doc = load_document(settings, res.session_id)
+        after = doc["nodes"][nid]["weight"] if nid in doc["nodes"] else 0.0
+        note = f"[green]expanded: counted as an activation (weight {before:.2f} → {after:.2f}, journaled)[/]"
+    else:
+        note = f"[dim]read only: weight {before:.2f} unchanged (--activate counts an expansion as an activation)[/]"
     out.print(f"[dim]{_origin(res)}[/]")
     out.print(render_branch(doc, nid))
     out.print(note)
@@ -210,8 +209,11 @@ def _run(action: Callable[[], None]) -> None:
         raise fail(str(exc)) from None
 
 
-def slash_dispatch(settings: Settings, session: str | None, args: list[str], out: Console) -> None:
-    """``/graph [show|expand|why|stats|view] ...`` as typed in Claude Code."""
+def slash_dispatch(
+    settings: Settings, session: str | None, args: list[str], out: Console, *, activate: bool = False
+) -> None:
+    """``/graph [show|expand|why|stats|view] ...`` as typed in Claude Code; ``activate``: an
+    ``expand`` counts as an activation (commands/graph.md passes it)."""
     words = [w for a in args for w in a.split()]  # Claude Code may pass "$ARGUMENTS" as one word
     if not words or words[0] not in SLASH_SUBCOMMANDS:
         words = ["show", *words]
@@ -232,11 +234,11 @@ def slash_dispatch(settings: Settings, session: str | None, args: list[str], out
     elif sub in ("expand", "why"):
         if not plain:
             raise InspectError(f"usage: /graph {sub} NODE (a node id or label from /graph show)")
-        runner = do_expand if sub == "expand" else do_why
-        runner(settings, session, " ".join(plain), out=out, fallback_when_missing=True)
+        if sub == "expand":
+            do_expand(settings, session, " ".join(plain), activate=activate, out=out, fallback_when_missing=True)
+        else:
+            do_why(settings, session, " ".join(plain), out=out, fallback_when_missing=True)
     elif sub == "stats":
-        from rolling_graph.cli.stats import do_stats
-
         do_stats(
             settings,
             session,
@@ -246,8 +248,6 @@ def slash_dispatch(settings: Settings, session: str | None, args: list[str], out
             fallback_when_missing=True,
         )
     else:
-        from rolling_graph.cli.view import do_view
-
         do_view(settings, session, None, open_browser=False, out=out, fallback_when_missing=True)
 
 
@@ -263,12 +263,16 @@ def register(app: typer.Typer) -> None:
         warm: Annotated[
             bool, typer.Option("--warm", help="Show the project's warm graph (PostgreSQL) instead.")
         ] = False,
+        project: Annotated[Path | None, typer.Option(
+            "--project", "-p", help="The project directory meant (default: the current directory's project): "
+            "whose warm graph --warm shows, and whose latest session is shown when no --session is given.")] = None,
         fmt: Annotated[
             Format, typer.Option("--format", "-f", help="text (terminal), json, mermaid or dot.")
         ] = Format.text,
     ) -> None:
         """Show a session's graph: domains, focus, weights as bars, edges with their verbs."""
-        _run(lambda: do_show(settings_or_error(), session, target, fmt, warm=warm))
+        where = str(project) if project is not None else None
+        _run(lambda: do_show(settings_or_error(), session, target, fmt, warm=warm, project=where))
 
     @app.command("why")
     def why_cmd(
@@ -282,9 +286,12 @@ def register(app: typer.Typer) -> None:
     def expand_cmd(
         node: Annotated[str, typer.Argument(help="Node id or label.")],
         session: Annotated[str | None, typer.Option("--session", "-s", help=SESSION_HELP)] = None,
+        activate: Annotated[bool, typer.Option(
+            "--activate", help="Count this expansion as an activation: the node's weight goes up, journaled "
+            "(what /graph expand does; without it, expand only reads).")] = False,
     ) -> None:
-        """Print a node's branch in full; counts as an activation (weight up, journaled)."""
-        _run(lambda: do_expand(settings_or_error(), session, node))
+        """Print a node's branch in full; read only unless --activate."""
+        _run(lambda: do_expand(settings_or_error(), session, node, activate=activate))
 
     @app.command(
         "slash",
@@ -298,6 +305,9 @@ def register(app: typer.Typer) -> None:
         session: Annotated[
             str | None, typer.Option("--session", help="Claude Code's session id (may be empty).")
         ] = None,
+        activate: Annotated[bool, typer.Option(
+            "--activate", help="Let `expand` count as an activation (the /graph command passes it: the "
+            "conversation asked for the node).")] = False,
     ) -> None:
         """Entry point of the /graph slash command in Claude Code.
 
@@ -306,6 +316,6 @@ def register(app: typer.Typer) -> None:
         """
         out = console()
         try:
-            slash_dispatch(settings_or_error(), session, list(args or []), out)
+            slash_dispatch(settings_or_error(), session, list(args or []), out, activate=activate)
         except InspectError as exc:
             out.print(f"rgraph: {exc}", markup=False)

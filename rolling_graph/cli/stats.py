@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console, Group
 from rich.table import Table
 from rich.text import Text
 
+from rolling_graph.cli.console import console, fail
 from rolling_graph.cli.render_views import clean, edges_of, nodes_of
 from rolling_graph.cli.sessions import (
     InspectError,
@@ -30,7 +31,12 @@ from rolling_graph.cli.sessions import (
     settings_or_error,
 )
 from rolling_graph.config import Settings
-from rolling_graph.model import DOMAINS, parse_iso
+from rolling_graph.journal import pointer_parts
+from rolling_graph.model import DOMAINS, new_counters, parse_iso
+from rolling_graph.probe import usage
+
+if TYPE_CHECKING:
+    from rolling_graph.types import GraphDoc, JournalEntry, Node, SessionDoc
 
 _SUMMED = (
     "events",
@@ -60,26 +66,27 @@ def _int(value: Any) -> int:
         return 0
 
 
-def _domain(node: dict[str, Any] | None) -> str:
-    domain = (node or {}).get("domain")
+def _domain(node: Node | None) -> str:
+    domain = node.get("domain") if node else None
     return domain if domain in DOMAINS else "other"
 
 
-def pull_records(journal: list[dict[str, Any]]) -> dict[str, tuple[str, int]]:
+def pull_records(journal: list[JournalEntry]) -> dict[str, tuple[str, int]]:
     """Per node pulled in from the warm graph: (when, its activation count at the pull)."""
     records: dict[str, tuple[str, int]] = {}
     for entry in journal:
         if entry.get("kind") not in _PULL_KINDS:
             continue
         for op in entry.get("ops") or []:
-            path = op.get("path") if isinstance(op, dict) else None
-            if isinstance(path, str) and path.startswith("/nodes/") and path.count("/") == 2 and op.get("op") == "add":
-                value = op.get("value") if isinstance(op.get("value"), dict) else {}
-                records.setdefault(path.split("/")[2], (str(entry.get("at") or ""), _int(value.get("activations"))))
+            parts = pointer_parts(op.get("path")) if isinstance(op, dict) else []
+            if len(parts) == 2 and parts[0] == "nodes" and op.get("op") == "add":
+                raw = op.get("value")
+                value = raw if isinstance(raw, dict) else {}
+                records.setdefault(parts[1], (str(entry.get("at") or ""), _int(value.get("activations"))))
     return records
 
 
-def useful_pulls(doc: dict[str, Any], journal: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+def useful_pulls(doc: GraphDoc, journal: list[JournalEntry]) -> tuple[list[str], list[str]]:
     """(pulled node ids, those touched after the pull: activated again, or a later activation)."""
     nodes = nodes_of(doc)
     records = pull_records(journal)
@@ -88,7 +95,7 @@ def useful_pulls(doc: dict[str, Any], journal: list[dict[str, Any]]) -> tuple[li
     for nid in pulled:
         node = nodes[nid]
         default_count = 0 if node.get("origin") == "warm" else 1
-        when, count_at_pull = records.get(nid, (node.get("pulled_at"), default_count))
+        when, count_at_pull = records.get(nid, (None, default_count))
         pulled_at, last = parse_iso(when), parse_iso(node.get("last_activated"))
         later = pulled_at is not None and last is not None and last > pulled_at
         if _int(node.get("activations")) > count_at_pull or later:
@@ -97,16 +104,16 @@ def useful_pulls(doc: dict[str, Any], journal: list[dict[str, Any]]) -> tuple[li
 
 
 def session_stats(
-    doc: dict[str, Any], journal: list[dict[str, Any]], *, cost_usd: float | None = None
+    doc: SessionDoc, journal: list[JournalEntry], *, cost_usd: float | None = None
 ) -> dict[str, Any]:
     """Everything ``rgraph stats`` reports about one session, as plain values."""
-    counters = doc.get("counters") if isinstance(doc.get("counters"), dict) else {}
+    counters = doc.get("counters") or new_counters()
     nodes, edges = nodes_of(doc), edges_of(doc)
     by_domain = Counter(_domain(n) for n in nodes.values())
     edges_by_domain: Counter[str] = Counter()
-    cross = Counter()
+    cross: Counter[str] = Counter()
     for edge in edges.values():
-        src, dst = _domain(nodes.get(str(edge.get("source")))), _domain(nodes.get(str(edge.get("target"))))
+        src, dst = _domain(nodes.get(edge["source"])), _domain(nodes.get(edge["target"]))
         if src == dst:
             edges_by_domain[src] += 1
         else:
@@ -121,14 +128,12 @@ def session_stats(
             row["tokens_in"] += _int(entry.get("input_tokens", entry.get("tokens_in")))
             row["tokens_out"] += _int(entry.get("output_tokens", entry.get("tokens_out")))
     recorded = counters.get("probes_by_backend")
-    if isinstance(recorded, dict) and recorded:  # the runner's own count wins over the journal's
-        probes_by_backend = Counter(
-            {clean(k, 30): _int(v.get("probes") if isinstance(v, dict) else v) for k, v in recorded.items()}
-        )
+    if recorded:  # the runner's own count wins over the journal's
+        probes_by_backend = Counter({clean(k, 30): _int(v.get("probes") if isinstance(v, dict) else v) for k, v in recorded.items()})
     pulled, touched = useful_pulls(doc, journal)
     events = _int(counters.get("events"))
     injected = _int(counters.get("injected_tokens"))
-    gate_reasons = counters.get("gate_reasons") if isinstance(counters.get("gate_reasons"), dict) else {}
+    gate_reasons = counters.get("gate_reasons") or {}
     return {
         "session_id": clean(doc.get("session_id"), 128),
         "project": doc.get("project"),
@@ -167,11 +172,9 @@ def session_stats(
 PROBE_ROWS = 12
 
 
-def probe_list(journal: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def probe_list(journal: list[JournalEntry]) -> list[dict[str, Any]]:
     """One row per probe: when, which backend (and why it was chosen), why the gate fired,
     tokens, estimated cost, what it did, and any fallback."""
-    from rolling_graph.probe.usage import estimate_cost
-
     rows = []
     for entry in journal:
         if entry.get("kind") not in ("patch", "rejected") or entry.get("backend") in (None, "user", "warm"):
@@ -187,7 +190,7 @@ def probe_list(journal: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "events": len(entry.get("event_ids") or []),
             "tokens_in": t_in,
             "tokens_out": t_out,
-            "cost_usd": estimate_cost(entry.get("model"), t_in, t_out, entry.get("backend")),
+            "cost_usd": usage.estimate_cost(entry.get("model"), t_in, t_out, entry.get("backend")),
             "outcome": "rejected: " + clean(entry.get("error"), 100) if entry.get("kind") == "rejected" else f"{len(entry.get('ops') or [])} ops",
             "fallback": clean(entry.get("fallback_reason") or "", 120) or None,
         })
@@ -234,19 +237,12 @@ def overall_stats(sessions: list[dict[str, Any]], *, graduation: dict[str, Any] 
 
 
 def session_costs(settings: Settings) -> dict[str, float]:
-    """Estimated USD per session from the probe helper's daily usage files (when present)."""
-    try:
-        from rolling_graph.probe.usage import usage_dir
-    except ImportError:
-        return {}
+    """Estimated USD per session from the probe's daily usage files."""
     costs: dict[str, float] = {}
-    folder = usage_dir(settings)
+    folder = usage.usage_dir(settings)
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
-        try:
-            day = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        for sid, row in (day.get("sessions") or {}).items() if isinstance(day, dict) else []:
+        day = usage.read_day(settings, path.stem)
+        for sid, row in (day.get("sessions") or {}).items():
             if isinstance(row, dict):
                 costs[sid] = round(costs.get(sid, 0.0) + float(row.get("estimated_cost_usd") or 0.0), 6)
     return costs
@@ -255,24 +251,18 @@ def session_costs(settings: Settings) -> dict[str, float]:
 def estimated_cost(settings: Settings, stats: dict[str, Any], recorded: dict[str, float]) -> float | None:
     if stats["session_id"] in recorded:
         return recorded[stats["session_id"]]
-    try:
-        from rolling_graph.probe.usage import estimate_cost
-    except ImportError:
-        return None
     model_backends = [b for b in stats["probes_by_backend"] if b not in ("offline", "ollama")]
     if not model_backends:
         return 0.0
-    return estimate_cost(
+    return usage.estimate_cost(
         settings.probe.anthropic_model, stats["probe_tokens_in"], stats["probe_tokens_out"], model_backends[0]
     )
 
 
 def graduation_outcomes(settings: Settings) -> dict[str, Any] | None:
-    """Counts from ``rolling_graph.reconcile.graduation.outcomes(settings)`` once graduation exists."""
-    try:
-        from rolling_graph.reconcile.graduation import outcomes
-    except ImportError:
-        return None
+    """Counts from :func:`rolling_graph.reconcile.graduation.outcomes` (None without a database)."""
+    from rolling_graph.reconcile.graduation import outcomes  # loads the database driver: only when asked
+
     try:
         return dict(outcomes(settings))
     except Exception:  # the database is optional for stats: say nothing rather than fail
@@ -337,8 +327,6 @@ def do_stats(
     out: Console | None = None,
     fallback_when_missing: bool = False,
 ) -> None:
-    from rolling_graph.cli.show import console
-
     out = out or console()
     if all_sessions:
         sids = list_sessions(settings)
@@ -375,8 +363,6 @@ def register(app: typer.Typer) -> None:
         as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
     ) -> None:
         """Telemetry: events, gate firings, probes and cost, injected tokens, graph shape, useful pulls."""
-        from rolling_graph.cli.show import fail
-
         try:
             do_stats(settings_or_error(), session, all_sessions=all_sessions, as_json=as_json)
         except InspectError as exc:

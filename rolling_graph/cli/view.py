@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
+from rolling_graph.cli.console import console, fail
 from rolling_graph.cli.sessions import InspectError, load_document, load_journal, resolve_session, settings_or_error
 from rolling_graph.cli.view_html import DEFAULT_LIMIT, render_html
 from rolling_graph.config import Settings
@@ -42,8 +43,6 @@ def do_view(
     out: Console | None = None,
     fallback_when_missing: bool = False,
 ) -> Path:
-    from rolling_graph.cli.show import console
-
     out = out or console()
     res = resolve_session(settings, session, fallback_when_missing=fallback_when_missing)
     doc = load_document(settings, res.session_id)
@@ -74,12 +73,10 @@ def register(app: typer.Typer) -> None:
         ] = None,
         open_browser: Annotated[bool, typer.Option("--open", help="Open the page in the default browser.")] = False,
         limit: Annotated[
-            int, typer.Option("--limit", min=1, help="Draw at most this many nodes (heaviest first, focus always).")
+            int, typer.Option("--limit", min=1, help="Put at most this many nodes in the page (focus, then heaviest).")
         ] = DEFAULT_LIMIT,
     ) -> None:
-        """Write a self-contained HTML view of the graph: domains, weights, focus, supersedes, provenance."""
-        from rolling_graph.cli.show import fail
-
+        """Write a self-contained HTML page of the graph: focus and neighbours first, search, filters, verbs."""
         try:
             do_view(settings_or_error(), session, out_file, open_browser=open_browser, limit=limit)
         except InspectError as exc:

@@ -1,10 +1,14 @@
 """``rgraph view``: one self-contained HTML page showing a session's graph.
 
-No CDN and no network: the page carries its data as inline JSON, its script
-(``rolling_graph/cli/assets/graph_view.js``) and its styles inline, and a Content-Security-Policy that
-forbids every fetch. Python precomputes a deterministic layout (a cluster per domain,
-heaviest nodes at the centre); the script relaxes it with a small force simulation and
-draws SVG.
+No CDN and no network: the page carries its data as inline JSON, its scripts
+(``rolling_graph/cli/assets/*.js``, see :data:`SCRIPTS`) and its styles inline,
+and a Content-Security-Policy that forbids every fetch.
+
+The page opens on the focus cluster and its neighbours; the rest comes on demand (show all,
+expand a node, search). The script lays out what is shown in the browser, where it can
+measure every label, and places labels so that no two overlap (a label that finds no room is
+shortened, then hidden behind its tooltip). Everything is seeded: the same graph gives the
+same picture.
 
 Labels are untrusted text. They travel only inside the JSON block, escaped so that no
 ``</script>`` or ``<!--`` can close it, and the script inserts them with ``textContent``,
@@ -15,9 +19,8 @@ from __future__ import annotations
 
 import html
 import json
-import math
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.cli.render_views import (
     clean,
@@ -26,12 +29,14 @@ from rolling_graph.cli.render_views import (
     node_label,
     nodes_of,
     provenance_index,
-    superseded_by,
     weight_of,
 )
+from rolling_graph.focus import superseded_by
 from rolling_graph.model import DOMAINS
 
-WIDTH, HEIGHT = 1000.0, 720.0
+if TYPE_CHECKING:
+    from rolling_graph.types import GraphDoc, JournalEntry, Node
+
 DEFAULT_LIMIT = 400
 DOMAIN_COLORS: dict[str, str] = {
     "relationship": "#c026d3",
@@ -40,14 +45,7 @@ DOMAIN_COLORS: dict[str, str] = {
     "personal": "#ca8a04",
     "other": "#64748b",
 }
-_CENTRES: dict[str, tuple[float, float]] = {
-    "relationship": (0.27, 0.28),
-    "project": (0.73, 0.28),
-    "technical": (0.27, 0.72),
-    "personal": (0.73, 0.72),
-    "other": (0.5, 0.5),
-}
-_GOLDEN_ANGLE = math.pi * (3.0 - math.sqrt(5.0))
+FACTS_MAX = 16
 _DETAIL_FIELDS = (
     "domain",
     "kind",
@@ -65,30 +63,29 @@ _DETAIL_FIELDS = (
 )
 
 
-def domain_key(node: dict[str, Any]) -> str:
+def domain_key(node: Node) -> str:
     domain = node.get("domain")
     return domain if isinstance(domain, str) and domain in DOMAINS else "other"
 
 
-def layout(doc: dict[str, Any], node_ids: list[str]) -> dict[str, tuple[float, float]]:
-    """Deterministic start positions: a sunflower spiral per domain, heaviest at the centre."""
-    nodes = nodes_of(doc)
-    positions: dict[str, tuple[float, float]] = {}
-    by_domain: dict[str, list[str]] = {}
-    for nid in node_ids:
-        by_domain.setdefault(domain_key(nodes[nid]), []).append(nid)
-    for domain, members in by_domain.items():
-        members.sort(key=lambda nid: (-weight_of(nodes[nid]), nid))
-        cx, cy = _CENTRES[domain]
-        spacing = min(48.0, 160.0 / math.sqrt(max(1, len(members))))
-        for i, nid in enumerate(members):
-            radius = spacing * math.sqrt(i + 0.5)
-            angle = i * _GOLDEN_ANGLE
-            positions[nid] = (
-                round(cx * WIDTH + radius * math.cos(angle), 2),
-                round(cy * HEIGHT + radius * math.sin(angle), 2),
-            )
-    return positions
+def kind_key(node: Node) -> str:
+    """The node's kind as the page shows and filters it (untrusted text, so bounded)."""
+    return clean(node.get("kind") or "concept", 24) or "concept"
+
+
+def facts_of(node: Node) -> dict[str, Any]:
+    """The node's ``facts`` (SCHEMA12), bounded again: the document on disk is untrusted."""
+    raw: Any = node.get("facts")
+    if not isinstance(raw, dict):
+        return {}
+    out: dict[str, Any] = {}
+    for key in sorted(raw)[:FACTS_MAX]:
+        value = raw[key]
+        if isinstance(value, bool | int | float) or value is None:
+            out[clean(key, 30)] = value
+        else:
+            out[clean(key, 30)] = clean(value, 160)
+    return out
 
 
 def _detail_value(value: Any) -> Any:
@@ -99,31 +96,29 @@ def _detail_value(value: Any) -> Any:
     return clean(value, 300)
 
 
-def view_data(doc: dict[str, Any], journal: list[dict[str, Any]], *, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
-    """The JSON the page renders: nodes with positions, edges, provenance, legend."""
+def view_data(doc: GraphDoc, journal: list[JournalEntry], *, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+    """The JSON the page renders: nodes (focus first, then heaviest), edges, provenance, legend."""
     nodes, edges = nodes_of(doc), edges_of(doc)
     focus = [f for f in focus_of(doc) if f in nodes]
     ranked = sorted(nodes, key=lambda nid: (-weight_of(nodes[nid]), nid))
     keep = list(dict.fromkeys([*focus, *ranked]))[: max(limit, len(focus))]
     kept = set(keep)
-    old = superseded_by(doc)
-    positions = layout(doc, keep)
+    old = superseded_by(edges)
     prov = provenance_index(journal, kept)
     out_nodes = []
     for nid in keep:
         node = nodes[nid]
-        x, y = positions[nid]
         out_nodes.append(
             {
                 "id": nid,
                 "label": node_label(node, nid),
                 "domain": domain_key(node),
+                "kind": kind_key(node),
                 "weight": round(weight_of(node), 3),
                 "focus": nid in focus,
                 "superseded_by": [s for s in old.get(nid, []) if s in nodes],
-                "x": x,
-                "y": y,
-                "details": {k: _detail_value(node[k]) for k in _DETAIL_FIELDS if k in node},
+                "details": {k: _detail_value(node.get(k)) for k in _DETAIL_FIELDS if k in node},
+                "facts": facts_of(node),
                 "provenance": prov.get(nid, []),
             }
         )
@@ -143,8 +138,6 @@ def view_data(doc: dict[str, Any], journal: list[dict[str, Any]], *, limit: int 
         "updated_at": clean(doc.get("updated_at"), 40),
         "total_nodes": len(nodes),
         "total_edges": len(edges),
-        "width": WIDTH,
-        "height": HEIGHT,
         "colors": DOMAIN_COLORS,
         "nodes": out_nodes,
         "edges": out_edges,
@@ -161,6 +154,15 @@ def _asset(name: str) -> str:
     return resources.files("rolling_graph.cli").joinpath("assets", name).read_text(encoding="utf-8")
 
 
+#: The page's script, in order: layout (pure functions), details panel, controls, then the
+#: view that draws with them and starts everything.
+SCRIPTS = ("graph_layout.js", "graph_panel.js", "graph_controls.js", "graph_view.js")
+
+
+def script_text() -> str:
+    return "\n".join(_asset(name) for name in SCRIPTS).replace("</", "<\\/")
+
+
 _CSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
 
 _PAGE = """<!DOCTYPE html>
@@ -174,7 +176,23 @@ _PAGE = """<!DOCTYPE html>
 <script>{guard}</script>
 </head>
 <body>
-<header><h1>{title}</h1><p class="meta">{meta}</p><ul id="rg-legend"></ul></header>
+<header>
+<h1>{title}</h1><p class="meta">{meta}</p>
+<div id="rg-toolbar">
+<input id="rg-search" type="search" placeholder="Search label or id" aria-label="Search nodes by label or id"
+ autocomplete="off" spellcheck="false">
+<span id="rg-matches" aria-live="polite"></span>
+<button type="button" id="rg-all">Show all</button>
+<button type="button" id="rg-default">Default view</button>
+<button type="button" id="rg-fit">Fit</button>
+<span id="rg-count"></span>
+</div>
+<div id="rg-filters">
+<fieldset id="rg-domains"><legend>Domain</legend></fieldset>
+<fieldset id="rg-kinds"><legend>Kind</legend></fieldset>
+</div>
+<ul id="rg-legend"></ul>
+</header>
 <main>
 <svg id="rg-graph" role="img" aria-label="session graph" xmlns="http://www.w3.org/2000/svg"></svg>
 <aside id="rg-details"><p class="hint">Click a node to see its details and where it came from.</p></aside>
@@ -200,7 +218,7 @@ _GUARD = (
 )
 
 
-def render_html(doc: dict[str, Any], journal: list[dict[str, Any]], *, limit: int = DEFAULT_LIMIT) -> str:
+def render_html(doc: GraphDoc, journal: list[JournalEntry], *, limit: int = DEFAULT_LIMIT) -> str:
     """The whole page as one string."""
     data = view_data(doc, journal, limit=limit)
     shown = len(data["nodes"])
@@ -218,5 +236,5 @@ def render_html(doc: dict[str, Any], journal: list[dict[str, Any]], *, limit: in
         css=_asset("graph_view.css"),
         guard=_GUARD,
         data=embed_json(data),
-        script=_asset("graph_view.js").replace("</", "<\\/"),
+        script=script_text(),
     )

@@ -10,7 +10,8 @@ message from :mod:`rolling_graph.probe.prompting`, and one tool whose input sche
 Rate limits (429), server errors (5xx), overload (529), timeouts and dropped connections
 are retried with a short exponential backoff (our loop, the SDK's own retries are off,
 so tests can inject the sleep); anything else, or running out of attempts, raises
-:class:`ProbeFailed`.
+:class:`ProbeFailed`. So does a body cut short or nested too deeply (see
+:meth:`~rolling_graph.probe.base.ModelProbe.run`), charged the call's maximum cost.
 """
 
 from __future__ import annotations
@@ -18,19 +19,21 @@ from __future__ import annotations
 import inspect
 import os
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.config import Settings
-from rolling_graph.probe.base import ModelProbe, ProbeResult
+from rolling_graph.probe.base import ModelProbe, ProbeResult, estimate_tokens, parse_answer
 from rolling_graph.probe.errors import ProbeFailed, retry_delay
 from rolling_graph.probe.prompting import (
     PATCH_SCHEMA,
     PROMPT_VERSION,
     TOOL_NAME,
     build_user_message,
-    parse_output,
     system_prompt,
 )
+
+if TYPE_CHECKING:
+    from ..types import PendingEvent, SessionDoc
 
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _TOOL_DESCRIPTION = "Record the rationale and the RFC 6902 patch that updates the session graph."
@@ -100,6 +103,8 @@ class AnthropicProbe(ModelProbe):
 
     name = "anthropic"
     default_attempts = 3
+    #: The forced tool's definition and the message framing.
+    overhead_tokens = 300
 
     def model_name(self, settings: Settings) -> str:
         return settings.probe.anthropic_model
@@ -107,7 +112,7 @@ class AnthropicProbe(ModelProbe):
     def make_client(self) -> Any:
         return make_client(self.settings)
 
-    def request(self, events: list[dict[str, Any]], doc: dict[str, Any]) -> dict[str, Any]:
+    def request(self, events: list[PendingEvent], doc: SessionDoc) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` (everything that leaves the machine)."""
         return {
             "model": self.model,
@@ -147,9 +152,11 @@ class AnthropicProbe(ModelProbe):
                 self._sleep(retry_delay(attempt, retry_after, base=self._backoff_base))
         raise ProbeFailed(f"{last} after {self.max_attempts} attempts", model=self.model, backend=self.name)
 
-    def run(self, events: list[dict[str, Any]], doc: dict[str, Any]) -> ProbeResult:
+    def call(self, events: list[PendingEvent], doc: SessionDoc) -> ProbeResult:
         kwargs = self.request(events, doc)
         started = time.monotonic()
+        estimate = estimate_tokens(kwargs["system"], kwargs["messages"][0]["content"]) + self.overhead_tokens
+        self.charge_unread(estimate, kwargs["max_tokens"])  # a body we cannot read may still be billed
         response = self._call(kwargs)
         usage = getattr(response, "usage", None)
         tokens_in = int(getattr(usage, "input_tokens", 0) or 0)
@@ -157,6 +164,7 @@ class AnthropicProbe(ModelProbe):
         tokens_in += int(getattr(usage, "cache_creation_input_tokens", 0) or 0)
         tokens_out = int(getattr(usage, "output_tokens", 0) or 0)
         model = str(getattr(response, "model", None) or self.model)
+        self.charge_unread(tokens_in, tokens_out)
 
         def failed(reason: str) -> ProbeFailed:
             return ProbeFailed(
@@ -182,7 +190,7 @@ class AnthropicProbe(ModelProbe):
         if answer is None:
             answer = "\n".join(texts)
         try:
-            rationale, ops = parse_output(answer, self.bounds)
+            rationale, ops = parse_answer(answer, self.bounds)
         except ProbeFailed as exc:
             raise failed(exc.reason) from exc
         return ProbeResult(

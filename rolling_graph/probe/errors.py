@@ -1,8 +1,11 @@
 """Failure of a model probe, and the backoff rule for retrying one.
 
-The runner catches :class:`ProbeFailed` and answers the batch with the offline probe,
-journaling ``reason``. Tokens a failed call still consumed travel on the exception so
-the cost counters stay honest.
+The error model: :class:`ProbeFailed` is the only error a model backend lets out.
+:meth:`rolling_graph.probe.base.ModelProbe.run` translates anything else a backend raises
+(a body cut in half, a ``RecursionError`` on absurdly nested output, a bug) into it; the
+runner catches it and answers the batch with the offline probe, journaling ``reason``.
+Tokens a failed call still consumed travel on the exception so the caps stay honest; a
+call whose usage cannot be read is charged its maximum (input estimate + output bound).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ class ProbeFailed(Exception):
         output_tokens: int = 0,
         model: str | None = None,
         backend: str | None = None,
+        cost_usd: float | None = None,
     ) -> None:
         super().__init__(reason)
         self.reason = reason
@@ -35,6 +39,8 @@ class ProbeFailed(Exception):
         self.input_tokens = input_tokens
         self.output_tokens = output_tokens
         self.model = model
+        #: Cost the provider reported for the failed call (the ``claude`` CLI does), if any.
+        self.cost_usd = cost_usd
 
 
 def retry_delay(

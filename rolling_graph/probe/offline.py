@@ -1,21 +1,28 @@
 """The offline probe: a deterministic, rule-based extractor (no network, no model).
 
 It reads the batch of pending events and proposes RFC 6902 operations exactly as a model
-would, so its output goes through the same validation. What it extracts:
+would, so its output goes through the same validation (as ``trusted``: facts it folds
+are deterministic). What it extracts:
 
-* prompts: decisions ("let's go with X") as ``decision`` nodes that ``decides`` the names
-  they mention; corrections ("actually, use Y instead of X") as ``correction`` nodes that
-  ``supersedes`` the earlier decision they reverse; named entities, code names and paths;
-  the domain of each from its words
-* tool events: files edited (``edits`` from the active topic) and read; test and build
-  commands (``tests``); errors (``blocks`` the active topic)
+* prompts: the user's **request**, short and in their words; decisions ("let's go with
+  X") as ``decision`` nodes that ``decides`` the names they mention; corrections
+  ("actually, use Y instead of X") as ``correction`` nodes that ``supersedes`` the earlier
+  decision they reverse; named entities, code names and paths; the domain of each
+* the assistant's text (read from the transcript by :mod:`.transcript_tail`): the code
+  names it works with, and the choices it states ("I'll use X instead of Y")
+* tool events (:mod:`.offline_tools`): files and what was done to them, code names,
+  test and build commands with their outcome, errors open or resolved, the task list,
+  answers to Claude's questions, plans, commits
+* a compaction summary: decisions and code names, not its capitalised words
 * names the graph already holds are activated (weight signal 1.0), not re-added
+
+Never from JSON keys, placeholders (``USER``), interrupt markers or harness files.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..entities import (
     POSITIVE_RE,
@@ -28,112 +35,44 @@ from ..entities import (
     sentences,
     statement,
 )
+from ..filepaths import file_id, looks_like_file
 from ..model import slugify
+from . import offline_commands as commands
+from . import offline_tasks as tasks
+from . import offline_tools as tools
+from . import tool_output as out
 from .base import ProbeResult
+from .proposal import MAX_OPS, Proposal, event_seq
 
-_TEST_WORDS = (
-    "pytest",
-    "npm test",
-    "yarn test",
-    "pnpm test",
-    "cargo test",
-    "go test",
-    "make test",
-    "jest",
-    "vitest",
-    "tox",
-    "unittest",
+if TYPE_CHECKING:
+    from ..types import PendingEvent, SessionDoc
+
+__all__ = ["MAX_OPS", "OfflineProbe"]
+
+#: Prompts that continue the work rather than ask for something.
+_ACKS = frozenset("continue go on ok okay yes y proceed go ahead thanks thank you next sure please continue keep going".split())
+_NOT_TYPED_RE = re.compile(
+    r"<system-reminder>.*?</system-reminder>|\[Request interrupted by user[^\]]*\]|</?(?:command-[\w-]+|local-command-[\w-]+|bash-[\w-]+)>",
+    re.DOTALL,
 )
-_BUILD_WORDS = ("make", "npm run build", "cargo build", "go build", "pip install", "uv sync", "docker build", "tsc")
-_EDIT_TOOLS = ("Edit", "MultiEdit", "Write", "NotebookEdit")
-MAX_NODES_PER_PROBE = 24
-_DEFINED_RE = re.compile(r"^\s*(?:export\s+)?(?:class|struct|interface|enum|trait)\s+([A-Z][A-Za-z0-9_]{2,})", re.MULTILINE)
-#: Stay under the validator's operation bound (rolling_graph.patch.MAX_OPS).
-MAX_OPS = 76
+#: The assistant stating a choice (its narration — "Let me read the file" — is not one).
+_ASSISTANT_DECISION_RE = re.compile(
+    r"\b(?:I(?:'ll| will) (?:go with|use|keep|switch to)|I(?:'m| am) going with|I(?:'ve| have)? decided|decided to|I chose|"
+    r"the (?:approach|fix|plan|solution) (?:is|will be)|(?:instead of|rather than) \S+|switch(?:ing)? to)\b",
+    re.IGNORECASE,
+)
+_ASSISTANT_LEAD_RE = re.compile(
+    r"^.*?\b(?:I(?:'ll| will)|I(?:'m| am) going to|I(?:'ve| have)? decided to|decided to|I chose to|"
+    r"the (?:approach|fix|plan|solution) (?:is|will be)(?: to)?)\s+",
+    re.IGNORECASE,
+)
+_ASSISTANT_CORRECTION_RE = re.compile(r"\b(?:I was wrong|my mistake|I misread|that was (?:wrong|incorrect)|I had it backwards)\b", re.IGNORECASE)
+_PATHISH_RE = re.compile(r"[^\s`]*/[^\s`]*")
+_CODE_SPAN_RE = re.compile(r"`([^`\n]{3,80})`")
+NAMES_PER_TEXT = 4
 
 
-def _file_label(path: str) -> str:
-    return path if len(path) <= 100 else "…" + path[-99:]
-
-
-class _Proposal:
-    def __init__(self, doc: dict[str, Any]) -> None:
-        self.nodes: dict[str, Any] = doc.get("nodes", {})
-        self.edges: dict[str, Any] = doc.get("edges", {})
-        self.ops: list[dict[str, Any]] = []
-        self.added: dict[str, dict[str, Any]] = {}
-        self.activated: set[str] = set()
-        self.edge_keys: set[str] = set()
-        self.notes: list[str] = []
-
-    def exists(self, nid: str) -> bool:
-        return nid in self.nodes or nid in self.added
-
-    def full(self) -> bool:
-        return len(self.ops) >= MAX_OPS
-
-    def node(self, label: str, domain: str, kind: str, summary: str | None = None) -> str | None:
-        nid = slugify(label)
-        if self.full():
-            return nid if self.exists(nid) else None
-        if self.exists(nid):
-            if nid in self.nodes and nid not in self.activated:
-                self.activated.add(nid)
-                self.ops.append({"op": "replace", "path": f"/nodes/{nid}/weight", "value": 1.0})
-            return nid
-        if len(self.added) >= MAX_NODES_PER_PROBE:
-            return None
-        value: dict[str, Any] = {"label": label, "domain": domain, "kind": kind}
-        if summary:
-            value["summary"] = summary
-        if kind in ("decision", "correction"):
-            value["confidence"] = "correction" if kind == "correction" else "observed"
-        self.added[nid] = value
-        self.ops.append({"op": "add", "path": f"/nodes/{nid}", "value": value})
-        return nid
-
-    def edge(self, source: str | None, verb: str, target: str | None, strength: float = 0.6) -> None:
-        if not source or not target or source == target or self.full():
-            return
-        key = f"{source}|{verb}|{target}"
-        if key in self.edge_keys:
-            return
-        self.edge_keys.add(key)
-        if key in self.edges:
-            self.ops.append({"op": "replace", "path": f"/edges/{key}/strength", "value": 1.0})
-        else:
-            self.ops.append(
-                {
-                    "op": "add",
-                    "path": f"/edges/{key}",
-                    "value": {"source": source, "target": target, "relationship": verb, "strength": strength},
-                }
-            )
-
-    def label_of(self, nid: str) -> str:
-        node = self.nodes.get(nid) or self.added.get(nid) or {}
-        return str(node.get("label", nid))
-
-    def kind_of(self, nid: str) -> str:
-        node = self.nodes.get(nid) or self.added.get(nid) or {}
-        return str(node.get("kind", ""))
-
-    def decisions(self) -> list[str]:
-        """Live decisions (not superseded), oldest first, this batch's last."""
-        superseded = {e["target"] for e in self.edges.values() if e.get("relationship") == "supersedes"}
-        superseded |= {k.split("|")[2] for k in self.edge_keys if k.split("|")[1] == "supersedes"}
-        old = sorted(
-            (n.get("last_activated", ""), nid)
-            for nid, n in self.nodes.items()
-            if n.get("kind") in ("decision", "correction")
-        )
-        ids = [nid for _, nid in old] + [
-            nid for nid, v in self.added.items() if v["kind"] in ("decision", "correction")
-        ]
-        return [i for i in ids if i not in superseded]
-
-
-def _superseded_by(p: _Proposal, sentence: str, new_id: str, mentioned: list[str]) -> str | None:
+def _superseded_by(p: Proposal, sentence: str, new_id: str, mentioned: list[str]) -> str | None:
     """Which live decision a correction reverses: one naming a negated term, else overlap."""
     live = [d for d in p.decisions() if d != new_id]
     if not live:
@@ -146,23 +85,36 @@ def _superseded_by(p: _Proposal, sentence: str, new_id: str, mentioned: list[str
     words = keywords(sentence)
     best, best_overlap = None, 0
     for d in reversed(live):
+        if p.fact(d, "by") == "assistant":
+            continue  # the assistant's own choices are reversed by name only, never by a shared word
         overlap = len(words & keywords(p.label_of(d)))
         if overlap > best_overlap:
             best, best_overlap = d, overlap
     if best:
         return best
-    return live[-1] if has_correction(sentence) and has_decision(sentence) else None
+    users = [d for d in live if p.fact(d, "by") != "assistant"]
+    return users[-1] if users and has_correction(sentence) and has_decision(sentence) else None
+
+
+def _assistant_gist(sentence: str, limit: int = 90) -> str:
+    """What the assistant chose, without its "I'll" and code quotes: ``"I'll keep X in `f`
+    instead of Y."`` → ``"Keep X in f instead of Y"``."""
+    text = sentence.replace("`", "")
+    m = _ASSISTANT_LEAD_RE.search(text)
+    if m:
+        text = text[m.end() :]
+    text = text.strip(" .:;—-")
+    if len(text) > limit:
+        text = text[: limit - 1].rsplit(" ", 1)[0] + "…"
+    return text[:1].upper() + text[1:] if text else sentence[:limit]
 
 
 def _has_positive(sentence: str) -> bool:
     return has_decision(sentence) or POSITIVE_RE.search(sentence) is not None
 
 
-def _prompt(p: _Proposal, event: dict[str, Any], state: dict[str, Any]) -> None:
-    text = event.get("text") or ""
-    domain, _ = classify_domain(text)
-    domain = domain or state.get("domain") or "project"
-    state["domain"] = domain
+def _joined(text: str) -> list[str]:
+    """Sentences, a correction joined to the replacement that follows it."""
     parts = sentences(text)
     joined: list[str] = []
     i = 0
@@ -174,16 +126,31 @@ def _prompt(p: _Proposal, event: dict[str, Any], state: dict[str, Any]) -> None:
             i += 1
         joined.append(sent)
         i += 1
-    for sent in joined:
+    return joined
+
+
+def _statements(p: Proposal, text: str, state: dict[str, Any], who: str, seq: int | None, *, caps: bool, echo: bool = False) -> None:
+    """Decisions, corrections and names in someone's words. ``echo``: the text repeats
+    what the conversation holds (a compaction summary): only code names and known
+    technologies count, and the nodes it names are not activated by it."""
+    domain = classify_domain(text)[0] or state.get("domain") or "project"
+    state["domain"] = domain
+    for sent in _joined(text):
         correction, decision = has_correction(sent), has_decision(sent)
-        names = [(label, kind) for label, kind in names_in(sent)]
         sdomain = classify_domain(sent)[0] or domain
+        names = names_in(sent, caps=caps)
+        if echo:
+            names = [(label, kind) for label, kind in names if kind == "symbol" and out.is_code_name(label)]
         mentioned = [
-            nid for label, kind in names if (nid := p.node(label, "technical" if kind == "symbol" else sdomain, kind))
+            nid for label, kind in names
+            if (nid := p.node(label, "technical" if kind == "symbol" else sdomain, kind, activate=not echo))
         ]
+        for m in mentioned:
+            p.by(m, who, seq)
         if correction and (decision or negated_terms(sent) or mentioned):
             gist = statement(sent)
             nid = p.node(gist, sdomain, "correction", summary=sent[:280])
+            p.by(nid, who, seq)
             old = _superseded_by(p, sent, nid or "", mentioned) if nid else None
             if nid and old:
                 p.edge(nid, "supersedes", old, 0.9)
@@ -200,6 +167,7 @@ def _prompt(p: _Proposal, event: dict[str, Any], state: dict[str, Any]) -> None:
         elif decision:
             gist = statement(sent)
             nid = p.node(gist, sdomain, "decision", summary=sent[:280])
+            p.by(nid, who, seq)
             for m in mentioned:
                 p.edge(nid, "decides", m, 0.7)
             if nid:
@@ -207,76 +175,141 @@ def _prompt(p: _Proposal, event: dict[str, Any], state: dict[str, Any]) -> None:
                 state["topic"] = nid
         elif mentioned:
             state.setdefault("topic", mentioned[0])
-            # Names mentioned together with the current topic inform it.
-            topic = state.get("topic")
+            topic = state.get("topic")  # names mentioned together with the current topic inform it
             for m in mentioned[:4]:
                 if topic and m != topic:
                     p.edge(m, "informs", topic, 0.4)
-    for path in event.get("paths", [])[:6]:
-        fid = p.node(_file_label(path), "technical", "file")
+
+
+def typed_text(text: str) -> str:
+    """What the user typed: system reminders, interrupt markers and command tags removed."""
+    return _NOT_TYPED_RE.sub(" ", text).strip()
+
+
+def _prompt(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
+    raw = str(event.get("text") or "")
+    seq = event_seq(event)
+    if raw.lstrip().startswith("<task-notification>"):
+        commands.notification(p, raw, event, state)  # a background command finished; not the user
+        return
+    text = typed_text(raw)
+    if not text or " ".join(text.lower().strip(" .!").split()) in _ACKS:
+        return
+    label = tasks.gist(text)
+    rid = p.node(label, "project", "request", summary=text[:280] if len(text) > len(label) else None, nid="req-" + slugify(label)[:59])
+    p.by(rid, "user", seq)
+    if rid:
+        state["request"] = rid
+        if not state.get("task"):
+            state["topic"] = rid
+    if not state.get("structural"):
+        _statements(p, text, state, "user", seq, caps=True)
+    for raw_path in event.get("paths", [])[:6]:
+        path = p.path(raw_path)
+        fid = p.file(path) if path else None
+        p.by(fid, "user", seq)
         if fid and state.get("topic") and fid != state["topic"]:
             p.edge(state["topic"], "depends_on", fid, 0.5)
 
 
-def _tool(p: _Proposal, event: dict[str, Any], state: dict[str, Any]) -> None:
-    tool = event.get("tool") or ""
-    text = event.get("text") or ""
-    topic = state.get("topic")
-    paths = event.get("paths", [])[:6]
-    if tool in _EDIT_TOOLS:
-        for path in paths[:3]:
-            fid = p.node(_file_label(path), "technical", "file")
-            p.edge(topic, "edits", fid, 0.6)
-            state.setdefault("edited", []).append(fid)
-        # Classes and functions the edit defines are names the session will talk about.
-        for name in _DEFINED_RE.findall(text)[:3]:
-            sid = p.node(name, "technical", "symbol")
-            p.edge(topic, "edits", sid, 0.5)
-    elif tool == "Bash":
-        first = text.splitlines()[0][2:] if text.startswith("$ ") else text.split("\n", 1)[0]
-        low = first.lower()
-        if any(w in low for w in _TEST_WORDS):
-            cid = p.node(first[:80], "technical", "command")
-            for fid in state.get("edited", [])[-3:]:
-                p.edge(cid, "tests", fid, 0.6)
-            p.edge(cid, "tests", topic, 0.5)
-        elif any(low.startswith(w) for w in _BUILD_WORDS):
-            p.node(first[:80], "technical", "command")
-    else:
-        for path in paths[:2]:
-            p.node(_file_label(path), "technical", "file")
-    if event.get("error"):
-        from ..gate import first_error_line
+def _summary(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
+    """A compaction summary: its decisions, code names and paths, by the assistant."""
+    text = typed_text(str(event.get("text") or ""))
+    _statements(p, text, state, "assistant", event_seq(event), caps=False, echo=True)
+    for raw_path in event.get("paths", [])[:6]:
+        path = p.path(raw_path)
+        if path and "/" in path and not p.exists(file_id(path)):  # a bare name is no path
+            p.by(p.file(path), "assistant", event_seq(event))
 
-        line = first_error_line(text)
-        if line:
-            eid = p.node(line[:100], "technical", "error")
-            p.edge(eid, "blocks", topic, 0.6)
+
+def _file_for_name(p: Proposal, name: str) -> str | None:
+    """An existing file node that ``name`` (a path or a bare file name) refers to."""
+    tail = "/" + name.lstrip("./")
+    for nid in p.of_kind("file"):
+        path = str(p.fact(nid, "path") or p.label_of(nid))
+        if path == name or path.endswith(tail):
+            return nid
+    return None
+
+
+def _assistant(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
+    """The assistant's notes: the code names it works with and the choices it states."""
+    text = str(event.get("text") or "")
+    seq = event_seq(event)
+    names: list[str] = []
+    for span in _CODE_SPAN_RE.findall(text):
+        span = span.strip()
+        if looks_like_file(span):
+            fid = _file_for_name(p, span)
+            if fid:
+                p.node(p.label_of(fid), "technical", "file", nid=fid)
+            continue
+        names += out.code_names(span, 2)
+    prose = _PATHISH_RE.sub(" ", text)  # a path's directories are no names of their own
+    names += [label for label, kind in names_in(prose, caps=False) if kind == "symbol" and out.is_code_name(label)]
+    for name in list(dict.fromkeys(names))[:NAMES_PER_TEXT]:
+        p.by(p.node(name, "technical", "symbol"), "assistant", seq)
+    for sent in [] if state.get("structural") else sentences(text):
+        if len(sent) > 300 or sent.rstrip().endswith("?"):
+            continue
+        if _ASSISTANT_CORRECTION_RE.search(sent):
+            nid = p.node(_assistant_gist(sent), "technical", "correction", summary=sent[:280], confidence="inferred")
+            p.by(nid, "assistant", seq)
+        elif _ASSISTANT_DECISION_RE.search(sent):
+            nid = p.node(_assistant_gist(sent), "technical", "decision", summary=sent[:280], confidence="inferred")
+            p.by(nid, "assistant", seq)
+            if nid:
+                p.edge(nid, "decides", state.get("task"), 0.5)
+                p.notes.append(f"assistant decision {p.label_of(nid)!r}")
+
+
+def _initial_state(p: Proposal, doc: SessionDoc) -> dict[str, Any]:
+    """Where the batch starts: the task in progress, the last request, the live decision."""
+    def latest(kind: str, **facts: Any) -> str | None:
+        return p.find(kind, **facts)
+
+    task = latest("task", status="in_progress")
+    request = latest("request")
+    focus = [f for f in doc.get("focus", []) if f in p.nodes and p.nodes[f].get("kind") not in ("file", "command", "error")]
+    live = p.decisions()
+    topic = task or (live[-1] if live else None) or (focus[0] if focus else None) or request
+    return {"topic": topic, "task": task, "request": request}
 
 
 class OfflineProbe:
-    """Deterministic extractor; the default backend when no model is reachable."""
+    """Deterministic extractor; the default backend when no model is reachable.
+
+    ``structural=True`` folds only what code states exactly — tool calls (files, code
+    names, commands, errors, tasks, commits), requests and answers in the user's words —
+    and leaves judgement (decisions, corrections, concepts) to a model probe answering the
+    same batch: the runner applies both.
+    """
 
     name = "offline"
 
-    def run(self, events: list[dict[str, Any]], doc: dict[str, Any]) -> ProbeResult:
-        p = _Proposal(doc)
-        focus = [
-            f
-            for f in doc.get("focus", [])
-            if f in p.nodes and p.nodes[f].get("kind") not in ("file", "command", "error")
-        ]
-        live = p.decisions()
-        state: dict[str, Any] = {"topic": live[-1] if live else (focus[0] if focus else None)}
+    def __init__(self, *, structural: bool = False) -> None:
+        self.structural = structural
+
+    def run(self, events: list[PendingEvent], doc: SessionDoc) -> ProbeResult:
+        p = Proposal(doc)
+        state = _initial_state(p, doc)
+        state["structural"] = self.structural
         for event in events:
-            if event.get("event") in ("UserPromptSubmit", "CompactSummary"):
+            kind = event.get("event")
+            if kind == "UserPromptSubmit":
                 _prompt(p, event, state)
-            elif event.get("event") == "PostToolUse":
-                _tool(p, event, state)
+            elif kind == "CompactSummary" and not self.structural:
+                _summary(p, event, state)
+            elif kind == "AssistantText":
+                _assistant(p, event, state)
+            elif kind == "PostToolUse":
+                tools.fold_tool(p, event, state)
+                if event.get("tool") == "AskUserQuestion" and not self.structural:  # the answers are the user's words
+                    for item in (event.get("data") or {}).get("qa", []):
+                        if isinstance(item, list) and len(item) == 3:
+                            _statements(p, str(item[2]), state, "user", event_seq(event), caps=True)
         reasons = sorted({r for e in events for r in e.get("reasons", [])})
-        rationale = (
-            "; ".join(p.notes[:4]) or f"{len(p.added)} new, {len(p.activated)} activated from {len(events)} events"
-        )
+        rationale = "; ".join(p.notes[:4]) or f"{len(p.added)} new, {len(p.activated)} activated from {len(events)} events"
         if reasons:
             rationale = f"{rationale} (gate: {', '.join(reasons)})"
-        return ProbeResult(backend=self.name, rationale=rationale[:500], patch=p.ops)
+        return ProbeResult(backend=self.name, rationale=rationale[:500], patch=p.finish())

@@ -1,7 +1,7 @@
 """The Ollama probe: a local model through the official ``ollama`` client.
 
-Same prompt and same parsing as the Anthropic probe; the answer is constrained by
-passing the answer's JSON schema as ``format``. The host comes from
+Same prompt, same parsing and same error model as the Anthropic probe; the answer is
+constrained by passing the answer's JSON schema as ``format``. The host comes from
 ``settings.probe.ollama_host`` (``OLLAMA_HOST`` wins, see :mod:`rolling_graph.config`).
 The client is imported inside this module only, by the probe process.
 """
@@ -9,18 +9,20 @@ The client is imported inside this module only, by the probe process.
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.config import Settings
-from rolling_graph.probe.base import ModelProbe, ProbeResult
+from rolling_graph.probe.base import ModelProbe, ProbeResult, estimate_tokens, parse_answer
 from rolling_graph.probe.errors import ProbeFailed, retry_delay
 from rolling_graph.probe.prompting import (
     PATCH_SCHEMA,
     PROMPT_VERSION,
     build_user_message,
-    parse_output,
     system_prompt,
 )
+
+if TYPE_CHECKING:
+    from ..types import PendingEvent, SessionDoc
 
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 
@@ -35,6 +37,8 @@ class OllamaProbe(ModelProbe):
     """A :class:`~rolling_graph.probe.base.ProbeBackend` backed by Ollama's ``/api/chat``."""
 
     name = "ollama"
+    #: The ``format`` schema and the chat template's framing.
+    overhead_tokens = 300
 
     def model_name(self, settings: Settings) -> str:
         return settings.probe.ollama_model
@@ -42,7 +46,7 @@ class OllamaProbe(ModelProbe):
     def make_client(self) -> Any:
         return make_client(self.settings)
 
-    def request(self, events: list[dict[str, Any]], doc: dict[str, Any]) -> dict[str, Any]:
+    def request(self, events: list[PendingEvent], doc: SessionDoc) -> dict[str, Any]:
         """The keyword arguments of ``Client.chat`` (everything that leaves the machine)."""
         return {
             "model": self.model,
@@ -82,28 +86,30 @@ class OllamaProbe(ModelProbe):
                 raise ProbeFailed(
                     f"not reachable at {host} ({type(exc).__name__})", model=self.model, backend=self.name
                 ) from exc
-            except Exception as exc:  # the client validates with pydantic; anything odd is a failed probe
-                raise ProbeFailed(
-                    f"{type(exc).__name__}: {str(exc)[:160]}", model=self.model, backend=self.name
-                ) from exc
+            # Anything else (a body cut short, pydantic refusing it) is turned into
+            # ProbeFailed by ModelProbe.run, charged the call's maximum.
             if attempt + 1 < self.max_attempts:
                 self._sleep(retry_delay(attempt, base=self._backoff_base))
         raise ProbeFailed(f"{last} after {self.max_attempts} attempts", model=self.model, backend=self.name)
 
-    def run(self, events: list[dict[str, Any]], doc: dict[str, Any]) -> ProbeResult:
+    def call(self, events: list[PendingEvent], doc: SessionDoc) -> ProbeResult:
         kwargs = self.request(events, doc)
         started = time.monotonic()
+        messages = kwargs["messages"]
+        estimate = estimate_tokens(messages[0]["content"], messages[1]["content"]) + self.overhead_tokens
+        self.charge_unread(estimate, self.bounds.max_output_tokens)
         response = self._call(kwargs)
         tokens_in = int(getattr(response, "prompt_eval_count", 0) or 0)
         tokens_out = int(getattr(response, "eval_count", 0) or 0)
         model = str(getattr(response, "model", None) or self.model)
+        self.charge_unread(tokens_in, tokens_out)
         message = getattr(response, "message", None)
         content = str(getattr(message, "content", "") or "")
         done_reason = getattr(response, "done_reason", None)
         try:
             if done_reason == "length":
                 raise ProbeFailed(f"output: truncated at num_predict ({self.bounds.max_output_tokens})")
-            rationale, ops = parse_output(content, self.bounds)
+            rationale, ops = parse_answer(content, self.bounds)
         except ProbeFailed as exc:
             raise ProbeFailed(
                 exc.reason,

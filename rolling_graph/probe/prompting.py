@@ -18,13 +18,16 @@ import json
 import re
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.model import DOMAINS, KINDS, VERBS
 from rolling_graph.probe.errors import ProbeFailed
 from rolling_graph.redact import redact
 
-PROMPT_VERSION = "probe_v1"
+if TYPE_CHECKING:
+    from ..types import GraphDoc, Node, PendingEvent, SessionDoc
+
+PROMPT_VERSION = "probe_v2"
 TOOL_NAME = "record_graph_patch"
 RATIONALE_MAX = 500
 
@@ -72,7 +75,7 @@ PATCH_SCHEMA: dict[str, Any] = {
 
 
 def system_prompt(bounds: PromptBounds = DEFAULT_BOUNDS) -> str:
-    """The probe prompt (``prompts/probe_v1.md``) with the vocabulary from :mod:`rolling_graph.model`."""
+    """The probe prompt (``prompts/probe_v2.md``) with the vocabulary from :mod:`rolling_graph.model`."""
     text = resources.files("rolling_graph").joinpath("prompts", f"{PROMPT_VERSION}.md").read_text(encoding="utf-8")
     fills = {
         "{domains}": ", ".join(f"`{d}`" for d in DOMAINS),
@@ -106,7 +109,7 @@ def _defuse(text: str) -> str:
     return _TAG_RE.sub(lambda m: m.group(0).replace("<", "<\\"), text)
 
 
-def _event_header(event: dict[str, Any]) -> str:
+def _event_header(event: PendingEvent) -> str:
     parts = [str(event.get("id", "?")), str(event.get("event", "event"))]
     if event.get("at"):
         parts.append(str(event["at"]))
@@ -118,7 +121,7 @@ def _event_header(event: dict[str, Any]) -> str:
     return redact(_defuse(" ".join(parts)))[:300]
 
 
-def render_events(events: list[dict[str, Any]], bounds: PromptBounds = DEFAULT_BOUNDS) -> str:
+def render_events(events: list[PendingEvent], bounds: PromptBounds = DEFAULT_BOUNDS) -> str:
     """The pending events, newest kept when the batch is over its bounds."""
     rendered: list[str] = []
     total = 0
@@ -142,29 +145,36 @@ def render_events(events: list[dict[str, Any]], bounds: PromptBounds = DEFAULT_B
     return "\n".join(rendered)
 
 
-def _neighbours(doc: dict[str, Any], ids: set[str]) -> set[str]:
+def _neighbours(doc: GraphDoc, ids: set[str]) -> set[str]:
     out: set[str] = set()
-    for edge in (doc.get("edges") or {}).values():
-        if not isinstance(edge, dict):
-            continue
-        s, t = edge.get("source"), edge.get("target")
-        if s in ids and isinstance(t, str):
+    for edge in doc["edges"].values():
+        s, t = edge["source"], edge["target"]
+        if s in ids:
             out.add(t)
-        if t in ids and isinstance(s, str):
+        if t in ids:
             out.add(s)
     return out - ids
 
 
-def render_graph(doc: dict[str, Any], bounds: PromptBounds = DEFAULT_BOUNDS) -> str:
+#: Facts shown to a model: what it may state, and what tells it how the work stands.
+_SHOWN_FACTS = ("status", "outcome", "result", "state", "edits", "writes", "runs")
+
+
+def _facts(node: Node) -> str:
+    facts = node.get("facts") or {}
+    shown = [f"{k}: {str(facts.get(k))[:60]}" for k in _SHOWN_FACTS if facts.get(k) not in (None, "", 0)]
+    return (" {" + ", ".join(shown) + "}") if shown else ""
+
+
+def render_graph(doc: GraphDoc, bounds: PromptBounds = DEFAULT_BOUNDS) -> str:
     """A compact view of the hot graph: focus first, then its neighbours, then the heaviest."""
-    nodes: dict[str, Any] = {k: v for k, v in (doc.get("nodes") or {}).items() if isinstance(v, dict)}
+    nodes = doc["nodes"]
     if not nodes:
         return "(the graph is empty)"
-    focus = [n for n in (doc.get("focus") or []) if n in nodes]
+    focus = [n for n in doc.get("focus", []) if n in nodes]
 
     def weight(nid: str) -> float:
-        w = nodes[nid].get("weight", 0.0)
-        return float(w) if isinstance(w, int | float) else 0.0
+        return nodes[nid]["weight"]
 
     hop1 = sorted(_neighbours(doc, set(focus)), key=lambda n: -weight(n))
     ordered = list(dict.fromkeys([*focus, *[n for n in hop1 if n in nodes], *sorted(nodes, key=lambda n: -weight(n))]))
@@ -173,28 +183,25 @@ def render_graph(doc: dict[str, Any], bounds: PromptBounds = DEFAULT_BOUNDS) -> 
     lines = ["nodes (id | domain/kind | weight | label):"]
     for nid in shown:
         node = nodes[nid]
-        label = str(node.get("label", ""))[: bounds.label_chars].replace("\n", " ")
+        label = node["label"][: bounds.label_chars].replace("\n", " ")
         tag = "  [focus]" if nid in focus else ""
-        lines.append(f"{nid} | {node.get('domain', '?')}/{node.get('kind', '?')} | {weight(nid):.2f} | {label}{tag}")
+        lines.append(f"{nid} | {node['domain']}/{node['kind']} | {weight(nid):.2f} | {label}{_facts(node)}{tag}")
     if len(ordered) > len(shown):
         lines.append(f"(+{len(ordered) - len(shown)} lighter nodes not shown)")
 
     focus_set = set(focus)
-    edges = [e for e in (doc.get("edges") or {}).values() if isinstance(e, dict)]
-    edges = [e for e in edges if e.get("source") in shown_set and e.get("target") in shown_set]
-    edges.sort(key=lambda e: (not ({e.get("source"), e.get("target")} & focus_set), -float(e.get("strength") or 0)))
+    edges = [e for e in doc["edges"].values() if e["source"] in shown_set and e["target"] in shown_set]
+    edges.sort(key=lambda e: (not ({e["source"], e["target"]} & focus_set), -e["strength"]))
     if edges:
         lines.append("edges (source -verb-> target (strength)):")
         for edge in edges[: bounds.graph_edges]:
-            lines.append(
-                f"{edge.get('source')} -{edge.get('relationship')}-> {edge.get('target')} ({float(edge.get('strength') or 0):.2f})"
-            )
+            lines.append(f"{edge['source']} -{edge['relationship']}-> {edge['target']} ({edge['strength']:.2f})")
         if len(edges) > bounds.graph_edges:
             lines.append(f"(+{len(edges) - bounds.graph_edges} edges not shown)")
     return redact(_defuse("\n".join(lines)))
 
 
-def build_user_message(events: list[dict[str, Any]], doc: dict[str, Any], bounds: PromptBounds = DEFAULT_BOUNDS) -> str:
+def build_user_message(events: list[PendingEvent], doc: SessionDoc, bounds: PromptBounds = DEFAULT_BOUNDS) -> str:
     """The whole per-call input. Every transcript-derived string in it went through :func:`redact`."""
     return (
         f"<graph>\n{render_graph(doc, bounds)}\n</graph>\n\n"

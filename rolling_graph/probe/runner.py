@@ -4,7 +4,21 @@ Started detached by the hook (``python -m rolling_graph.probe.runner --session I
 called in-process in ``sync`` mode. At most one probe runs per session (a non-blocking
 ``probe.lock``); firings while it runs only add to the pending batch, which it picks up
 before it exits. A batch is moved to ``gate.inflight`` while the model thinks, so a probe
-killed half-way loses nothing: the next one takes the inflight events first.
+killed half-way loses nothing: the next one takes the inflight events first. In flight is
+bounded: when a dead probe's batch and what arrived since exceed :data:`INFLIGHT_MAX`, the
+dead probe's batch is answered offline first (journaled), never dropped. Events that queued
+past :data:`INFLIGHT_MAX` while a probe ran (a slow or hanging model) are not dropped
+either: the oldest are folded offline, and the newest :data:`INFLIGHT_MAX` go to the model.
+
+Each event is applied at most once, whatever is killed when. A batch's journal entries
+carry all its event ids and are appended in one write (:meth:`SidecarStore.journal_group`);
+the state's in-flight batch is cleared afterwards. A probe killed between the two leaves
+the batch in flight, and the next take drops from it every event the journal already has
+(it reads the journal from where it stood when the batch was taken, ``inflight_from``).
+
+Every failure of a model backend is a :class:`~rolling_graph.probe.errors.ProbeFailed`
+(see :meth:`~rolling_graph.probe.base.ModelProbe.run`): the batch is answered offline, the
+reason journaled, the failed call's tokens counted.
 """
 
 from __future__ import annotations
@@ -13,39 +27,72 @@ import argparse
 import os
 import sys
 import traceback
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..config import ConfigError, Settings, load_settings
 from ..events import redact_batch
-from ..gate import reset_after_probe
-from ..model import iso, utcnow
+from ..gate import PENDING_MAX, reset_after_probe
+from ..journal import journal_size, read_journal
+from ..model import iso
 from ..patch import PatchRejected, validate_ops
 from ..sidecar import SidecarStore
-from .base import ProbeResult
+from .base import ProbeBackend, ProbeResult
 from .offline import OfflineProbe
+from .transcript_tail import with_assistant_text
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from ..types import JournalEntry, PendingEvent, SessionDoc
+
+#: Most events in flight: a dead probe's batch plus what is pending beyond this is split,
+#: and the dead probe's batch answered offline first.
+INFLIGHT_MAX = PENDING_MAX
 
 
-def _choose(settings: Settings, doc: dict[str, Any]) -> tuple[Any, str]:
+class Batch(list["PendingEvent"]):
+    """The events of one probe round; ``offline_because`` says why they are answered offline."""
+
+    offline_because: str | None = None
+
+
+def _choose(settings: Settings, doc: SessionDoc, batch: list[PendingEvent]) -> tuple[ProbeBackend, str]:
     if settings.probe.backend == "offline":
         return OfflineProbe(), "ROLLING_GRAPH_PROBE=offline"
     from .select import choose_backend
 
-    return choose_backend(settings, doc)
+    return choose_backend(settings, doc, events=batch)  # the caps are checked against this batch's call
 
 
-def _propose(settings: Settings, batch: list[dict[str, Any]], doc: dict[str, Any]) -> tuple[ProbeResult, str]:
-    backend, why = _choose(settings, doc)
-    if backend.name == "offline":
-        return backend.run(batch, doc), why
+def _offline_instead(batch: list[PendingEvent], doc: SessionDoc, reason: str) -> ProbeResult:
+    result = OfflineProbe().run(batch, doc)
+    result.fallback_reason = reason[:300]
+    return result
+
+
+def _propose(
+    settings: Settings, batch: list[PendingEvent], doc: SessionDoc, offline_because: str | None = None
+) -> tuple[ProbeResult, str]:
+    if offline_because:
+        return _offline_instead(batch, doc, offline_because), offline_because
     from . import usage
+    from .base import describe_unexpected
     from .errors import ProbeFailed
 
     try:
+        backend, why = _choose(settings, doc, batch)
+    except Exception as exc:  # choosing must not cost the batch either
+        why = f"no backend ({describe_unexpected(exc)})"
+        return _offline_instead(batch, doc, why), why
+    if backend.name == "offline":
+        return backend.run(batch, doc), why
+    try:
         return backend.run(batch, doc), why
     except ProbeFailed as exc:
-        result = OfflineProbe().run(batch, doc)
-        result.fallback_reason = f"{backend.name}: {exc.reason}"
+        result = _offline_instead(batch, doc, f"{backend.name}: {exc.reason}")
         return usage.charge_failure(result, exc), why  # a failed call still cost tokens
+    except Exception as exc:  # a backend outside ModelProbe's error model: same outcome
+        return _offline_instead(batch, doc, f"{backend.name}: {describe_unexpected(exc)}"), why
 
 
 def _record_usage(settings: Settings, sid: str, result: ProbeResult) -> None:
@@ -57,30 +104,131 @@ def _record_usage(settings: Settings, sid: str, result: ProbeResult) -> None:
     usage.record(settings, sid, result)
 
 
-def _take_batch(store: SidecarStore, sid: str) -> list[dict[str, Any]]:
+def _unapplied(store: SidecarStore, sid: str, stale: list[PendingEvent], since: object) -> list[PendingEvent]:
+    """The in-flight events the journal has no entry for: a probe killed after journaling
+    its batch but before clearing it must not have the batch applied again."""
+    path = store.journal_path(sid)
+    start = since if isinstance(since, int) and 0 <= since <= journal_size(path) else 0
+    done = {i for e in read_journal(path, start) for i in (e.get("event_ids") or ()) if isinstance(i, str)}
+    return [e for e in stale if e["id"] not in done]
+
+
+def _take_batch(store: SidecarStore, sid: str) -> Batch:
     with store.transaction(sid, graph=False) as doc:
         gate = doc["gate"]
-        batch = list(gate.get("inflight", [])) + list(gate.get("pending", []))
-        gate["inflight"] = batch
-        gate["pending"] = []
+        stale, pending = list(gate.get("inflight", [])), list(gate.get("pending", []))
+        if stale:
+            stale = gate["inflight"] = _unapplied(store, sid, stale, gate.get("inflight_from"))
+        if stale and len(stale) + len(pending) > INFLIGHT_MAX:
+            # A probe died holding ``stale`` and more arrived since: answer the dead probe's
+            # batch offline now (bounded work, nothing dropped); ``pending`` is the next round's.
+            overflow = Batch(stale)
+            overflow.offline_because = (
+                f"{len(stale)} events left in flight by a probe that did not finish, "
+                f"{len(pending)} more pending: answered offline"
+            )
+            return overflow
+        if not stale:
+            gate["inflight_from"] = journal_size(store.journal_path(sid))
+        if len(pending) > INFLIGHT_MAX:
+            # More queued than one model call takes (they arrived while a probe ran): the
+            # oldest are folded offline now; the newest INFLIGHT_MAX are the next round's.
+            cut = len(pending) - INFLIGHT_MAX
+            backlog = Batch(pending[:cut])
+            backlog.offline_because = (
+                f"{cut} events queued past the batch bound ({INFLIGHT_MAX}) while a probe ran: folded offline"
+            )
+            gate["inflight"] = list(backlog)
+            gate["pending"] = pending[cut:]
+            gate["probe_requested"] = True
+            return backlog
+        batch = Batch(stale + pending[: max(INFLIGHT_MAX - len(stale), 0)])
+        rest = pending[len(batch) - len(stale) :]  # past the bound: the next round's batch
+        gate["inflight"] = list(batch)
+        gate["pending"] = rest
         gate["batch_reasons"] = list(gate.get("pending_reasons", []))
         reset_after_probe(gate)
+        if rest:
+            gate["probe_requested"] = True
     return batch
 
 
+def _fold_tools(store: SidecarStore, settings: Settings, doc: SessionDoc, batch: list[PendingEvent], base: JournalEntry, now: datetime) -> None:
+    """After a model's patch: files, commands, tasks and their facts, folded by code (the
+    model leaves them to us; see ``OfflineProbe(structural=True)``)."""
+    fold = OfflineProbe(structural=True).run(batch, doc)
+    try:
+        ops, touched = validate_ops(fold.patch, doc, now, settings.decay, source=base["event_id"], trusted=True)
+    except PatchRejected:
+        return
+    store.commit_entry(doc, {**base, "backend": "offline", "kind": "patch", "rationale": f"tool events folded: {fold.rationale}"[:500],
+                             "ops": ops, "decay_at": iso(now), "touched": touched})
+
+
+def _commit(
+    store: SidecarStore, settings: Settings, doc: SessionDoc, batch: list[PendingEvent], result: ProbeResult,
+    base: JournalEntry, now: datetime,
+) -> JournalEntry:
+    """Journal one batch's answer into ``doc``: the patch (and the tool fold after a model's
+    patch), or the rejection and the offline fallback. Returns the last entry."""
+    counters, event_id = doc["counters"], base["event_id"]
+    try:
+        ops, touched = validate_ops(result.patch, doc, now, settings.decay, source=event_id, trusted=result.backend == "offline")
+        entry = store.commit_entry(
+            doc,
+            {
+                **base,
+                "kind": "patch",
+                "rationale": result.rationale,
+                "ops": ops,
+                "decay_at": iso(now),
+                "touched": touched,
+            },
+        )
+        if result.backend != "offline":
+            _fold_tools(store, settings, doc, batch, base, now)
+    except PatchRejected as exc:
+        counters["patches_rejected"] += 1
+        entry = store.commit_entry(
+            doc,
+            {**base, "kind": "rejected", "rationale": result.rationale[:500], "error": str(exc)[:500], "ops": []},
+        )
+        if result.backend != "offline":
+            # The batch still deserves a graph update: the offline probe's, validated.
+            fallback = OfflineProbe().run(batch, doc)
+            try:
+                ops, touched = validate_ops(fallback.patch, doc, now, settings.decay, source=event_id, trusted=True)
+                entry = store.commit_entry(
+                    doc,
+                    {
+                        **base,
+                        "backend": "offline",
+                        "fallback_reason": f"rejected {result.backend} patch: {exc}"[:300],
+                        "kind": "patch",
+                        "rationale": fallback.rationale,
+                        "ops": ops,
+                        "decay_at": iso(now),
+                        "touched": touched,
+                    },
+                )
+            except PatchRejected:
+                pass
+    return entry
+
+
 def _apply(
-    store: SidecarStore, settings: Settings, sid: str, batch: list[dict[str, Any]], result: ProbeResult, why: str
-) -> dict[str, Any]:
+    store: SidecarStore, settings: Settings, sid: str, batch: list[PendingEvent], result: ProbeResult, why: str
+) -> JournalEntry:
     with store.transaction(sid) as doc:
-        now = utcnow()
+        now = settings.clock.now()
         gate, counters = doc["gate"], doc["counters"]
-        reasons = list(dict.fromkeys(r for e in batch for r in e.get("reasons", []))) or list(
+        reasons = list(dict.fromkeys(r for e in batch for r in e["reasons"])) or list(
             gate.get("batch_reasons", [])
         )
         event_id = batch[-1]["id"] if batch else None
-        base = {
+        base: JournalEntry = {
             "event_id": event_id,
-            "event_ids": [e["id"] for e in batch][-40:],
+            "event_ids": [e["id"] for e in batch],  # all of them: a retake checks each against the journal
             "backend": result.backend,
             "model": result.model,
             "reasons": reasons,
@@ -90,55 +238,25 @@ def _apply(
         }
         if result.fallback_reason:
             base["fallback_reason"] = result.fallback_reason
-        try:
-            ops, touched = validate_ops(result.patch, doc, now, settings.decay, source=event_id)
-            entry = store.commit_entry(
-                doc,
-                {
-                    **base,
-                    "kind": "patch",
-                    "rationale": result.rationale,
-                    "ops": ops,
-                    "decay_at": iso(now),
-                    "touched": touched,
-                },
-            )
-        except PatchRejected as exc:
-            counters["patches_rejected"] = counters.get("patches_rejected", 0) + 1
-            entry = store.commit_entry(
-                doc,
-                {**base, "kind": "rejected", "rationale": result.rationale[:500], "error": str(exc)[:500], "ops": []},
-            )
-            if result.backend != "offline":
-                # The batch still deserves a graph update: the offline probe's, validated.
-                fallback = OfflineProbe().run(batch, doc)
-                try:
-                    ops, touched = validate_ops(fallback.patch, doc, now, settings.decay, source=event_id)
-                    entry = store.commit_entry(
-                        doc,
-                        {
-                            **base,
-                            "backend": "offline",
-                            "fallback_reason": f"rejected {result.backend} patch: {exc}"[:300],
-                            "kind": "patch",
-                            "rationale": fallback.rationale,
-                            "ops": ops,
-                            "decay_at": iso(now),
-                            "touched": touched,
-                        },
-                    )
-                except PatchRejected:
-                    pass
+        with store.journal_group(sid):  # the batch's entries land in one write, or none of them
+            entry = _commit(store, settings, doc, batch, result, base, now)
+            dropped = gate.pop("dropped", 0)
+            if dropped:  # (a hook past the hard bound of the queue: said once, here)
+                store.commit_entry(doc, {"kind": "note", "event_id": event_id, "reasons": [], "ops": [], "backend": None,
+                                         "rationale": f"{dropped} queued events were dropped at the queue's hard bound while a probe ran"})
         gate["inflight"] = []
+        gate.pop("inflight_from", None)
         gate.pop("batch_reasons", None)
-        counters["probes"] = counters.get("probes", 0) + 1
-        by = counters.setdefault("probes_by_backend", {})
+        counters["probes"] += 1
+        by = counters["probes_by_backend"]
         by[result.backend] = by.get(result.backend, 0) + 1
         if result.input_tokens or result.output_tokens or result.extra:
             from . import usage
 
             usage.count_tokens(counters, result)  # including a failed call's tokens
-        if "cap reached" in why and not counters.get("cap_notice_given"):
+        from .select import is_cap_reason
+
+        if is_cap_reason(why) and not counters.get("cap_notice_given"):
             counters["cap_notice_pending"] = f"Rolling Graph: {why}; probes fall back to the offline extractor."
     _record_usage(settings, sid, result)
     return entry
@@ -152,62 +270,50 @@ def run_probe(settings: Settings, sid: str) -> int:
         with store.probe_lock(sid) as lock:
             if not lock.acquired:
                 return rounds  # another probe runs and will pick our batch up
+            if not rounds:
+                store.clean_temp(sid)  # what killed writers of this session left behind
             while rounds < settings.probe.max_rounds:
-                batch = _take_batch(store, sid)
-                if not batch:
+                taken = _take_batch(store, sid)
+                if not taken:
                     break
                 doc = store.load(sid)
-                batch = redact_batch(batch)  # before any model sees it and before the journal
-                result, why = _propose(settings, batch, doc)
+                # The assistant's text since the last probe joins the batch (from the transcript);
+                # all of it is redacted before any model sees it and before the journal.
+                batch = redact_batch(with_assistant_text(store, sid, list(taken)))
+                result, why = _propose(settings, batch, doc, taken.offline_because)
                 _apply(store, settings, sid, batch, result, why)
                 rounds += 1
         # Lock released: anything that arrived meanwhile and found the lock held is ours.
         state = store.load_state(sid)
-        if not state["gate"].get("pending") or not state["gate"].get("probe_requested"):
+        if not state["gate"]["pending"] or not state["gate"]["probe_requested"]:
             break
     return rounds
 
 
-def _wait_for_running_probe(settings: Settings, sid: str, timeout_s: float = 60.0) -> None:
-    """Before reconciling, let a probe that another process runs finish its patch."""
+def drain(settings: Settings, sid: str, timeout_s: float = 60.0) -> int:
+    """Probe everything the session has pending, after a probe another process runs has
+    applied its patch (waiting at most ``timeout_s``): what a flush (PreCompact,
+    SessionEnd) needs before the graph is final. Returns the number of probes run here."""
     import time
 
     store = SidecarStore(settings)
+    rounds = run_probe(settings, sid)
     deadline = time.monotonic() + timeout_s
     while store.probe_running(sid) and time.monotonic() < deadline:
         time.sleep(0.2)
-
-
-def run_followup(settings: Settings, sid: str, trigger: str) -> None:
-    """After a flush (PreCompact, SessionEnd): reconcile the session into the warm graph."""
-    if not settings.warm:
-        return
-    from rolling_graph.reconcile.worker import main as worker_main
-
-    worker_main(["reconcile", "--session", sid, "--trigger", trigger])
+    return rounds + run_probe(settings, sid)  # anything that arrived while the other held the lock
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rolling_graph.probe.runner", description="Run the probe for one session.")
     parser.add_argument("--session", required=True)
-    parser.add_argument("--reconcile", metavar="TRIGGER", help="reconcile into the warm graph afterwards")
     args = parser.parse_args(argv)
     from ..detach import lower_priority
 
     lower_priority()
     try:
         settings = load_settings()
-        # For tests and benchmarks: hold the probe back, as a slow model would.
-        delay = float(os.environ.get("ROLLING_GRAPH_PROBE_DELAY_S") or 0)
-        if delay > 0:
-            import time
-
-            time.sleep(min(delay, 60.0))
         run_probe(settings, args.session)
-        if args.reconcile:
-            _wait_for_running_probe(settings, args.session)
-            run_probe(settings, args.session)  # anything that arrived while another probe held the lock
-            run_followup(settings, args.session, args.reconcile)
     except ConfigError as exc:
         print(f"rolling-graph probe: {exc}", file=sys.stderr)
         return 1

@@ -4,13 +4,15 @@
 
 * ``auto`` (default) — Anthropic when ``ANTHROPIC_API_KEY`` is set; else Ollama when it
   answers ``GET /api/tags`` within 300 ms *and* has the configured model; else offline.
-* ``anthropic`` / ``ollama`` / ``offline`` — forced (a forced model backend that fails
-  falls back to offline per batch, with the reason journaled by the runner).
+* ``anthropic`` / ``ollama`` / ``claude`` / ``offline`` — forced (a forced model backend
+  that fails falls back to offline per batch, with the reason journaled by the runner).
+  ``auto`` never picks ``claude``: it spends the user's Claude plan, so it is opt-in.
 
 Token caps come first: once this session's probe tokens reach
-``settings.probe.session_token_cap``, or today's reach ``daily_token_cap``, the answer is
-the offline backend with a reason starting ``"cap reached"`` (see :func:`is_cap_reason`),
-so the caller can tell the user once.
+``settings.probe.session_token_cap``, or today's reach ``daily_token_cap`` — or, given the
+batch, once the chosen call's *maximum* cost would cross either cap — the answer is the
+offline backend with a reason starting ``"cap reached"`` (see :func:`is_cap_reason`), so
+the caller can tell the user once. One call can therefore never overshoot a cap.
 
 This module runs in the probe process and in the CLI, never in the hook: it may use httpx.
 Model SDKs are still imported lazily, by the backend modules.
@@ -19,12 +21,16 @@ Model SDKs are still imported lazily, by the backend modules.
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.config import Settings
 from rolling_graph.probe import usage
-from rolling_graph.probe.base import ProbeBackend
+from rolling_graph.probe.base import ModelProbe, ProbeBackend
+
+if TYPE_CHECKING:
+    from ..types import PendingEvent, SessionDoc
 
 CAP_REASON_PREFIX = "cap reached"
 OLLAMA_CHECK_TIMEOUT_S = 0.3
@@ -66,53 +72,92 @@ def ollama_status(
     return True, False, f"answers at {host}, but model {model} is not pulled (run `ollama pull {model}`)"
 
 
-def _cap_check(settings: Settings, doc: dict[str, Any]) -> str | None:
+def _cap_check(settings: Settings, doc: SessionDoc, reserve: int = 0) -> str | None:
+    """A ``"cap reached"`` reason when the caps are used up, or when a call that may cost
+    up to ``reserve`` tokens would cross one; else ``None``."""
+    need = f"; the next call may cost up to {reserve:,}" if reserve > 0 else ""
     used = usage.session_tokens(doc)
     cap = settings.probe.session_token_cap
-    if cap > 0 and used >= cap:
-        return f"{CAP_REASON_PREFIX}: this session used {used:,} probe tokens (cap {cap:,}); using the offline probe"
+    if cap > 0 and (used >= cap or used + reserve > cap):
+        return f"{CAP_REASON_PREFIX}: this session used {used:,} probe tokens (cap {cap:,}){need}; using the offline probe"
     today = usage.daily_tokens(settings)
     daily = settings.probe.daily_token_cap
-    if daily > 0 and today >= daily:
-        return f"{CAP_REASON_PREFIX}: {today:,} probe tokens used today (cap {daily:,}); using the offline probe"
+    if daily > 0 and (today >= daily or today + reserve > daily):
+        return f"{CAP_REASON_PREFIX}: {today:,} probe tokens used today (cap {daily:,}){need}; using the offline probe"
     return None
+
+
+def _forced(settings: Settings, wanted: str) -> ProbeBackend:
+    if wanted == "anthropic":
+        from rolling_graph.probe.anthropic_probe import AnthropicProbe
+
+        return AnthropicProbe(settings)
+    if wanted == "ollama":
+        from rolling_graph.probe.ollama_probe import OllamaProbe
+
+        return OllamaProbe(settings)
+    from rolling_graph.probe.claude_probe import ClaudeProbe
+
+    return ClaudeProbe(settings)
 
 
 def choose_backend(
     settings: Settings,
-    doc: dict[str, Any],
+    doc: SessionDoc,
     *,
     env: Mapping[str, str] | None = None,
     transport: Any | None = None,
+    events: list[PendingEvent] | None = None,
 ) -> tuple[ProbeBackend, str]:
-    """The backend for the next batch, and a one-line reason (journaled, shown by doctor)."""
-    env = os.environ if env is None else env
+    """The backend for the next batch, and a one-line reason (journaled, shown by doctor).
+
+    Given the batch (``events``), a model backend is chosen only if its call's maximum
+    cost (:meth:`~rolling_graph.probe.base.ModelProbe.max_call_tokens`) fits under both caps.
+    """
+    backend, why = _choose(settings, doc, env=os.environ if env is None else env, transport=transport)
+    if events is not None and isinstance(backend, ModelProbe):
+        capped = _cap_check(settings, doc, reserve=backend.max_call_tokens(events, doc))
+        if capped:
+            return _offline(), capped
+    return backend, why
+
+
+def _choose(
+    settings: Settings, doc: SessionDoc, *, env: Mapping[str, str], transport: Any | None
+) -> tuple[ProbeBackend, str]:
     wanted = settings.probe.backend
     if wanted == "offline":
         return _offline(), "ROLLING_GRAPH_PROBE=offline"
     capped = _cap_check(settings, doc)
     if capped:
         return _offline(), capped
-    if wanted == "anthropic":
-        from rolling_graph.probe.anthropic_probe import AnthropicProbe
-
-        return AnthropicProbe(settings), "ROLLING_GRAPH_PROBE=anthropic"
-    if wanted == "ollama":
-        from rolling_graph.probe.ollama_probe import OllamaProbe
-
-        return OllamaProbe(settings), "ROLLING_GRAPH_PROBE=ollama"
+    if wanted in ("anthropic", "ollama", "claude"):
+        return _forced(settings, wanted), f"ROLLING_GRAPH_PROBE={wanted}"
     if env.get("ANTHROPIC_API_KEY"):
-        from rolling_graph.probe.anthropic_probe import AnthropicProbe
-
-        return AnthropicProbe(settings), "auto: ANTHROPIC_API_KEY is set"
+        return _forced(settings, "anthropic"), "auto: ANTHROPIC_API_KEY is set"
     answers, has_model, detail = ollama_status(
         settings.probe.ollama_host, settings.probe.ollama_model, transport=transport
     )
     if answers and has_model:
-        from rolling_graph.probe.ollama_probe import OllamaProbe
-
-        return OllamaProbe(settings), f"auto: no ANTHROPIC_API_KEY; Ollama {detail}"
+        return _forced(settings, "ollama"), f"auto: no ANTHROPIC_API_KEY; Ollama {detail}"
     return _offline(), f"auto: no ANTHROPIC_API_KEY; Ollama {detail}; using the offline probe"
+
+
+def claude_status(settings: Settings, env: Mapping[str, str] | None = None) -> tuple[bool, str]:
+    """Is the Claude Code CLI there for the ``claude`` backend, and how is it turned on?"""
+    path = shutil.which(settings.probe.claude_command, path=(env or os.environ).get("PATH"))
+    # (no square brackets: the doctor's table reads them as markup)
+    turn_on = 'ROLLING_GRAPH_PROBE=claude, or backend = "claude" in the probe section of config.toml'
+    if settings.probe.backend == "claude":
+        if path is None:
+            return False, (
+                f"selected, but `{settings.probe.claude_command}` is not on PATH; install Claude Code, "
+                "or set claude_command in the probe section of config.toml"
+            )
+        return True, f"selected: {path}, model {settings.probe.claude_model} (spends your Claude plan)"
+    if path is None:
+        return True, f"not available (`{settings.probe.claude_command}` is not on PATH); optional"
+    return True, f"available at {path}; off (auto never spends your Claude plan): turn it on with {turn_on}"
 
 
 def anthropic_status(
@@ -140,7 +185,7 @@ def anthropic_status(
 
 def probe_doctor(
     settings: Settings,
-    doc: dict[str, Any] | None = None,
+    doc: SessionDoc | None = None,
     *,
     env: Mapping[str, str] | None = None,
     transport: Any | None = None,
@@ -148,7 +193,10 @@ def probe_doctor(
 ) -> list[tuple[str, bool, str]]:
     """Rows ``(check, ok, detail)`` for ``rgraph doctor``: active backend and why, reachability, usage."""
     env = os.environ if env is None else env
-    doc = doc if doc is not None else {"counters": {}}
+    if doc is None:
+        from ..model import new_document
+
+        doc = new_document("doctor")  # no session: nothing spent yet
     rows: list[tuple[str, bool, str]] = []
     try:
         backend, why = choose_backend(settings, doc, env=env, transport=transport)
@@ -174,6 +222,7 @@ def probe_doctor(
         rows.append(("ollama", answers and has_model, detail))
     else:
         rows.append(("ollama", False, f"not checked ({settings.probe.ollama_host})"))
+    rows.append(("claude", *claude_status(settings, env)))
 
     day = usage.read_day(settings)
     tokens = int(day.get("tokens_in", 0)) + int(day.get("tokens_out", 0))

@@ -10,7 +10,8 @@ processes (one per session) may finish at once.
 Costs are **estimates**: tokens reported by the provider times the list prices in
 :data:`PRICES_PER_MTOK` as of late 2026. They ignore discounts, batch pricing and cache
 pricing, and a model missing from the table is shown with no cost rather than a guess.
-Local models (Ollama) cost nothing here.
+Local models (Ollama) cost nothing here. Where the provider reports a cost itself (the
+``claude`` CLI's ``total_cost_usd``), that figure is used instead.
 """
 
 from __future__ import annotations
@@ -23,11 +24,14 @@ import tempfile
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.config import Settings
 from rolling_graph.model import iso, utcnow
 from rolling_graph.probe.base import ProbeResult
+
+if TYPE_CHECKING:
+    from ..types import Counters, SessionDoc
 
 #: USD per million tokens, (input, output). Matched by longest prefix of the model name.
 PRICES_PER_MTOK: dict[str, tuple[float, float]] = {
@@ -85,7 +89,7 @@ def empty_day(day: str) -> dict[str, Any]:
 
 def read_day(settings: Settings, day: str | None = None) -> dict[str, Any]:
     """The day's usage (an empty record when there is none or it is unreadable)."""
-    day = day or day_of()
+    day = day or day_of(settings.clock.now())
     try:
         data = json.loads(usage_path(settings, day).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -98,9 +102,22 @@ def daily_tokens(settings: Settings, day: str | None = None) -> int:
     return int(data.get("tokens_in", 0) or 0) + int(data.get("tokens_out", 0) or 0)
 
 
-def session_tokens(doc: dict[str, Any]) -> int:
+def session_tokens(doc: SessionDoc) -> int:
     counters = doc.get("counters") or {}
     return int(counters.get("probe_tokens_in", 0) or 0) + int(counters.get("probe_tokens_out", 0) or 0)
+
+
+def remaining_tokens(settings: Settings, doc: SessionDoc) -> int | None:
+    """Tokens left under the tighter of the two caps (``None``: no cap applies)."""
+    left = [
+        cap - used
+        for cap, used in (
+            (settings.probe.session_token_cap, session_tokens(doc)),
+            (settings.probe.daily_token_cap, daily_tokens(settings)),
+        )
+        if cap > 0
+    ]
+    return max(0, min(left)) if left else None
 
 
 def charge_failure(result: ProbeResult, exc: Any) -> ProbeResult:
@@ -109,23 +126,27 @@ def charge_failure(result: ProbeResult, exc: Any) -> ProbeResult:
     result.extra["failed_backend"] = getattr(exc, "backend", None)
     result.extra["failed_tokens_in"] = int(getattr(exc, "input_tokens", 0) or 0)
     result.extra["failed_tokens_out"] = int(getattr(exc, "output_tokens", 0) or 0)
+    cost = getattr(exc, "cost_usd", None)
+    if isinstance(cost, int | float) and cost > 0:
+        result.extra["failed_cost_usd"] = float(cost)
     return result
 
 
-def _spent(result: ProbeResult) -> list[tuple[str, str | None, int, int]]:
-    """(backend, model, tokens_in, tokens_out) for every call behind a result."""
-    calls = [(result.backend, result.model, int(result.input_tokens or 0), int(result.output_tokens or 0))]
+def _spent(result: ProbeResult) -> list[tuple[str, str | None, int, int, float | None]]:
+    """(backend, model, tokens_in, tokens_out, reported cost) for every call behind a result."""
+    calls = [(result.backend, result.model, int(result.input_tokens or 0), int(result.output_tokens or 0), result.cost_usd)]
     failed_in = int(result.extra.get("failed_tokens_in", 0) or 0)
     failed_out = int(result.extra.get("failed_tokens_out", 0) or 0)
-    if failed_in or failed_out:
+    failed_cost = result.extra.get("failed_cost_usd")
+    if failed_in or failed_out or failed_cost:
         backend = result.extra.get("failed_backend") or "model"
-        calls.append((str(backend), result.extra.get("failed_model"), failed_in, failed_out))
+        calls.append((str(backend), result.extra.get("failed_model"), failed_in, failed_out, failed_cost))
     return calls
 
 
-def count_tokens(counters: dict[str, Any], result: ProbeResult) -> None:
+def count_tokens(counters: Counters, result: ProbeResult) -> None:
     """Add a result's tokens (including a failed call's) to a session's counters, in place."""
-    for _backend, _model, t_in, t_out in _spent(result):
+    for _backend, _model, t_in, t_out, _cost in _spent(result):
         counters["probe_tokens_in"] = int(counters.get("probe_tokens_in", 0) or 0) + t_in
         counters["probe_tokens_out"] = int(counters.get("probe_tokens_out", 0) or 0) + t_out
 
@@ -169,8 +190,8 @@ def apply_result(data: dict[str, Any], session_id: str, result: ProbeResult) -> 
     if result.fallback_reason:
         data["fallbacks"] = int(data.get("fallbacks", 0)) + 1
     sessions = data.setdefault("sessions", {})
-    for i, (backend, model, t_in, t_out) in enumerate(_spent(result)):
-        cost = estimate_cost(model, t_in, t_out, backend)
+    for i, (backend, model, t_in, t_out, reported) in enumerate(_spent(result)):
+        cost = round(float(reported), 6) if reported is not None else estimate_cost(model, t_in, t_out, backend)
         counted = 1 if i == 0 else 0
         data["tokens_in"] = int(data.get("tokens_in", 0)) + t_in
         data["tokens_out"] = int(data.get("tokens_out", 0)) + t_out
@@ -185,7 +206,7 @@ def apply_result(data: dict[str, Any], session_id: str, result: ProbeResult) -> 
 
 def record(settings: Settings, session_id: str, result: ProbeResult, *, now: datetime | None = None) -> dict[str, Any]:
     """Add one probe result to today's usage file (locked, atomic); returns the new day record."""
-    day = day_of(now)
+    day = day_of(now or settings.clock.now())
     path = usage_path(settings, day)
     with _locked(path):
         data = apply_result(read_day(settings, day), session_id, result)

@@ -13,23 +13,17 @@ from typing import Any
 import typer
 from rich.console import Console
 
-from rolling_graph.config import ConfigError, Settings, load_settings
+from rolling_graph.config import Settings, load_settings
+from rolling_graph.errors import UserError
+from rolling_graph.reconcile import embeddings, server
+from rolling_graph.sidecar import SidecarStore, validate_session_id
 
 console = Console()
 err = Console(stderr=True)
 
 
 def _settings() -> Settings:
-    try:
-        return load_settings()
-    except ConfigError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(1) from exc
-
-
-def _fail(message: str) -> None:
-    err.print(f"[red]error:[/red] {message}")
-    raise typer.Exit(1)
+    return load_settings()  # a ConfigError reaches the CLI's one error handler
 
 
 def reconcile_cmd(
@@ -43,8 +37,11 @@ def reconcile_cmd(
 
     settings = _settings()
     if bool(session) == all_:
-        _fail("give exactly one of --session ID or --all")
-    sids = [session] if session else [p.name[: -len(".graph.json")] for p in sorted(settings.sessions_dir.glob("*.graph.json"))]
+        raise UserError("give exactly one of --session ID or --all")
+    store = SidecarStore(settings)
+    if session and not store.exists(validate_session_id(session)):
+        raise UserError(f"no session {session!r} under {settings.sessions_dir} (`rgraph sessions` lists them)")
+    sids = [session] if session else sorted(store.list_sessions())
     results: list[dict[str, Any]] = []
     try:
         with db.connect(settings) as conn:
@@ -57,13 +54,18 @@ def reconcile_cmd(
     except db.DatabaseUnavailable as exc:
         for sid in sids:
             recover.enqueue(settings, sid, "manual", load_sidecar(settings, sid), str(exc))
-        _fail(f"{exc} — queued {len(sids)} session(s); run `rgraph recover` once the database is back")
+        queued = f" — queued {len(sids)} session(s); run `rgraph recover` once the database is back" if sids else ""
+        raise UserError(f"{exc}{queued}") from exc
+    if not sids and not as_json:
+        console.print(f"no sessions under {settings.sessions_dir} yet")
     if as_json:
         console.print_json(json.dumps(results, default=str))
+        if any("error" in r for r in results):
+            raise typer.Exit(1)
         return
     for r in results:
         if "error" in r:
-            console.print(f"{r['session_id']}: [yellow]{r['error']}[/yellow]")
+            err.print(f"rgraph: {r['session_id']}: {r['error']} under {settings.sessions_dir}")
         elif r["noop"]:
             console.print(f"{r['session_id']}: already up to date (journal {r['journal_seq']})")
         else:
@@ -71,6 +73,8 @@ def reconcile_cmd(
                 f"{r['session_id']}: {r['nodes_in']} nodes ({r['nodes_new']} new), {r['edges_in']} edges "
                 f"({r['edges_new']} new) in {r['duration_ms']} ms"
             )
+    if any("error" in r for r in results):
+        raise typer.Exit(1)
 
 
 def recover_cmd(
@@ -88,8 +92,10 @@ def recover_cmd(
                   f"{report.queue_left} still queued")
     if report.rebuilt:
         console.print(f"rebuilt from transcripts: {', '.join(report.rebuilt)}")
+    if report.cleaned:
+        console.print(f"removed {len(report.cleaned)} temp file(s) left by killed writers")
     if report.orphans:
-        console.print(f"transcripts without a sidecar (no replay available): {', '.join(report.orphans[:20])}")
+        console.print(f"transcripts whose replay produced no session: {', '.join(report.orphans[:20])}")
     for line in report.errors:
         err.print(f"[yellow]{line}[/yellow]")
     if report.database_down:
@@ -116,27 +122,28 @@ def db_status(as_json: bool = typer.Option(False, "--json")) -> None:
 
 @db_app.command("start")
 def db_start() -> None:
-    """Start the embedded PostgreSQL (no-op with ROLLING_GRAPH_DSN)."""
+    """Start the embedded PostgreSQL (no-op with ROLLING_GRAPH_DSN).
+
+    It keeps running after this command, until it has been idle ``[db] idle_stop_s`` seconds
+    (default 600) or ``rgraph db stop``."""
     from rolling_graph.reconcile import db
 
     settings = _settings()
-    try:
-        target = db.resolve(settings)
-        with db.connect(settings):
-            pass
-    except db.DatabaseUnavailable as exc:
-        _fail(str(exc))
-    console.print(f"{target.kind} database ready: {db.redact_dsn(target.dsn)}")
+    target = db.resolve(settings)
+    with db.connect(settings):
+        pass
+    server.STARTED_HERE.discard(settings.home)  # asked for: not stopped when this command exits
+    idle = settings.db.idle_stop_s
+    after = f"; stops after {idle:g} s without a client (rgraph db stop to stop now)" if target.kind == "embedded" and idle > 0 else ""
+    console.print(f"{target.kind} database ready: {db.redact_dsn(target.dsn)}{after}")
 
 
 @db_app.command("stop")
 def db_stop() -> None:
     """Stop the embedded PostgreSQL."""
-    from rolling_graph.reconcile import server
-
     settings = _settings()
     if settings.dsn:
-        _fail("ROLLING_GRAPH_DSN is set: that server is not ours to stop")
+        raise UserError("ROLLING_GRAPH_DSN is set: that server is not ours to stop")
     console.print("stopped" if server.stop(settings.home) else "not running")
 
 
@@ -145,18 +152,15 @@ def reembed_cmd(
     keep_old: bool = typer.Option(False, "--keep-old", help="Keep other models' vectors."),
 ) -> None:
     """Embed every warm node with one model (and by default drop other models' vectors)."""
-    from rolling_graph.reconcile import db, embeddings
+    from rolling_graph.reconcile import db
 
     settings = _settings()
     try:
         embedder = embeddings.get_embedder(settings, model)
     except ValueError as exc:
-        _fail(str(exc))
-    try:
-        with db.connect(settings) as conn, conn.transaction():
-            count = embeddings.reembed(conn, embedder, drop_other_models=not keep_old)
-    except db.DatabaseUnavailable as exc:
-        _fail(str(exc))
+        raise UserError(str(exc)) from None
+    with db.connect(settings) as conn, conn.transaction():
+        count = embeddings.reembed(conn, embedder, drop_other_models=not keep_old)
     console.print(f"embedded {count} node(s) with {embedder.model} ({embedder.dim}-d)")
 
 
@@ -169,8 +173,6 @@ def register(app: typer.Typer) -> None:
 
 def hnsw_recall(conn: Any, model: str, dim: int, samples: int = 20, k: int = 10) -> float | None:
     """Mean recall@k of the model's HNSW index against exact search (same project, same model)."""
-    from rolling_graph.reconcile import embeddings
-
     rows = conn.execute(
         "SELECT project_id, embedding::text FROM node_embeddings WHERE model = %s ORDER BY random() LIMIT %s", (model, samples)
     ).fetchall()
@@ -204,7 +206,8 @@ def doctor_report(settings: Settings, deep: bool = False) -> list[tuple[str, boo
     elif info["kind"] == "embedded" and not info.get("running"):
         checks.append(("warm database", True, f"embedded server not running; starts on first use ({where})"))
     else:
-        checks.append(("warm database", False, f"{info.get('detail', 'unreachable')} ({where}); check ROLLING_GRAPH_DSN"))
+        detail = str(info.get("detail", "unreachable"))
+        checks.append(("warm database", False, detail if db.hint(settings) in detail else f"{detail} ({where}); {db.hint(settings)}"))
     queued = recover.pending(settings)
     failed = list((recover.queue_dir(settings) / "failed").glob("*.json")) if (recover.queue_dir(settings) / "failed").is_dir() else []
     checks.append(("reconcile queue", not failed,

@@ -15,7 +15,8 @@ import psycopg
 from pgvector.psycopg import register_vector
 
 from rolling_graph.config import Settings
-from rolling_graph.reconcile import migrate, server
+from rolling_graph.errors import RollingGraphError
+from rolling_graph.reconcile import migrate, server, server_watch
 
 #: Seconds to wait for an external server before calling it unreachable.
 CONNECT_TIMEOUT_S = 5
@@ -23,7 +24,7 @@ CONNECT_TIMEOUT_S = 5
 _migrated: set[str] = set()
 
 
-class DatabaseUnavailable(RuntimeError):
+class DatabaseUnavailable(RollingGraphError, RuntimeError):
     """The warm graph cannot be reached now; work is queued and retried (``rgraph recover``)."""
 
 
@@ -42,22 +43,37 @@ def resolve(settings: Settings, *, start: bool = True) -> Target:
         if info is None:
             raise DatabaseUnavailable(f"the embedded PostgreSQL under {server.pg_dir(settings.home)} is not running")
         return Target(server.dsn_for(info), "embedded")
+    started_before = settings.home in server.STARTED_HERE
     try:
-        return Target(server.ensure_running(settings.home), "embedded")
+        dsn = server.ensure_running(settings.home)
     except server.EmbeddedServerError as exc:
         raise DatabaseUnavailable(str(exc)) from exc
+    if not started_before and settings.home in server.STARTED_HERE and settings.db.idle_stop_s > 0:
+        server_watch.start_watchdog(settings.home, settings.db.idle_stop_s)
+    return Target(dsn, "embedded")
+
+
+def hint(settings: Settings) -> str:
+    """What to do when the warm graph cannot be reached, for the database in use."""
+    if settings.dsn:
+        return "check the DSN (ROLLING_GRAPH_DSN, or `dsn` in config.toml) and that the server is up"
+    logs = settings.home / "logs" / "pgserver.log"
+    return f"see {logs}; `rgraph db start` retries; or set ROLLING_GRAPH_DSN to use your own PostgreSQL"
 
 
 def connect(settings: Settings, *, autocommit: bool = False, start: bool = True) -> psycopg.Connection[Any]:
     """An open connection with pgvector registered and the schema up to date.
 
-    Raises :class:`DatabaseUnavailable` when the database cannot be reached.
+    Raises :class:`DatabaseUnavailable` (with what to do) when the database cannot be reached
+    or the DSN is not a valid PostgreSQL connection string.
     """
     target = resolve(settings, start=start)
     try:
         conn = psycopg.connect(target.dsn, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_S)
-    except psycopg.OperationalError as exc:
-        raise DatabaseUnavailable(f"cannot connect to the warm graph ({target.kind}): {_first_line(exc)}") from exc
+    except psycopg.ProgrammingError as exc:  # e.g. ROLLING_GRAPH_DSN=garbage
+        raise DatabaseUnavailable(f"the DSN {redact_dsn(target.dsn)!r} is not a PostgreSQL connection string ({_first_line(exc)}); {hint(settings)}") from exc
+    except psycopg.Error as exc:
+        raise DatabaseUnavailable(f"cannot connect to the warm graph ({target.kind}): {_first_line(exc)}; {hint(settings)}") from exc
     try:
         if target.dsn not in _migrated:
             ac = conn.autocommit
@@ -113,6 +129,9 @@ def status(settings: Settings) -> dict[str, Any]:
             ).fetchone()
     except (DatabaseUnavailable, psycopg.Error) as exc:
         out["detail"] = _first_line(exc)
+        return out
+    if row is None:  # a SELECT without FROM always returns its one row
+        out["detail"] = "the server returned no row"
         return out
     out.update(
         ok=True,

@@ -1,56 +1,48 @@
-"""Drafting a flat memory for a graduation candidate, held to grounding rules.
+"""Drafting a flat memory for a graduation candidate, held to grounding and wording rules.
 
-The draft is written from the node, its neighbourhood and its provenance: the sessions it
-appeared in and the journal entries (``$ROLLING_GRAPH_HOME/sessions/<sid>.journal.jsonl``)
-whose operations touched it, cited as ``"<session>#<seq>"``. Backends: Anthropic (official
-SDK, ``settings.probe.anthropic_model``), Ollama (official client), or an offline template;
+The draft is written from the node, its neighbourhood and its provenance: the journal
+entries (``$ROLLING_GRAPH_HOME/sessions/<sid>.journal.jsonl``) that actually state it,
+cited as ``"<session>#<seq>"``, and the sessions they are in
+(:mod:`rolling_graph.reconcile.provenance`). Backends: Anthropic (official SDK,
+``settings.probe.anthropic_model``), Ollama (official client), or an offline template;
 chosen by the probe's own logic (see :mod:`rolling_graph.reconcile.draft_backends`).
 
-Grounding rules (:func:`grounding_problems`): a draft cites at least one of the node's
-sessions and, when the node has journaled events, at least one of them, and cites nothing
-else; it contains no hedges ("maybe", "might", "probably", ...). A model draft that breaks
-them is kept as ``rejected`` (by ``grounding``) for the audit trail and replaced by the
-template. Text is redacted before it is stored. A draft at least
-``duplicate_similarity`` similar to an existing flat memory (same embedding model only)
-is stored as ``duplicate`` of it, not proposed.
+A node is drafted only when its own sessions (not the warm graph's echo of it) brought it up
+in at least ``min_sessions`` sessions and one journal entry states it.
+
+Rules (:func:`grounding_problems`): a draft cites at least one session and one journal
+event, all of them entries that contain the node's subject, and nothing else; it reads as
+a plain sentence that stands on its own in a ``CLAUDE.md``, without hedges ("maybe",
+"might", ...) or graph jargon ("Related: …", edge verbs, node ids, weights: see
+:mod:`rolling_graph.reconcile.wording`). A model draft that breaks them is kept as
+``rejected`` (by ``grounding``) for the audit trail and replaced by the template. Text is
+redacted before it is stored. A draft at least ``duplicate_similarity`` similar to an
+existing flat memory (same embedding model only) is stored as ``duplicate`` of it, not
+proposed.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
 from rolling_graph.config import Settings
-from rolling_graph.model import utcnow
-from rolling_graph.reconcile import embeddings
+from rolling_graph.reconcile import embeddings, wording
 from rolling_graph.reconcile.graduation import DEFAULT, MEMORY_KINDS, GraduationSettings
+from rolling_graph.reconcile.provenance import EventRef, Journals
 from rolling_graph.redact import redact
 
-HEDGES: tuple[str, ...] = ("maybe", "might", "probably", "perhaps", "possibly", "i think", "could be", "i guess", "not sure")
-_HEDGE_RE = re.compile(r"\b(" + "|".join(re.escape(h).replace(r"\ ", r"\s+") for h in HEDGES) + r")\b", re.IGNORECASE)
+__all__ = ["HEDGES", "Draft", "DraftFailed", "DraftRecord", "Drafter", "EventRef", "NodeContext", "TemplateDrafter",
+           "draft_node", "grounding_problems", "hedges_in", "load_context", "memory_kind"]
+
+HEDGES = wording.HEDGES
+hedges_in = wording.hedges_in
 CONTENT_MAX = 600
-RATIONALE_MAX = 240
 
 
 class DraftFailed(RuntimeError):
     """The model backend gave no usable draft (the template takes over)."""
-
-
-@dataclass(frozen=True)
-class EventRef:
-    session_id: str
-    seq: int
-    kind: str
-    rationale: str
-    event_id: str | None = None
-    at: str | None = None
-
-    @property
-    def ref(self) -> str:
-        return f"{self.session_id}#{self.seq}"
 
 
 @dataclass(frozen=True)
@@ -75,16 +67,33 @@ class NodeContext:
     session_count: int
     node_hash: str
     neighbours: tuple[Neighbour, ...] = ()
+    #: Sessions with a journal entry that states the node (the only sessions a draft may cite).
     sessions: tuple[str, ...] = ()
+    #: Entries that state it, most recent first, at most ``events_per_draft``.
     events: tuple[EventRef, ...] = ()
+    #: Sessions whose own work added or activated the node (the warm graph's echo excluded).
+    appeared_in: tuple[str, ...] = ()
+
+    @property
+    def replaced(self) -> list[str]:
+        """Labels of what this node ``supersedes`` (said in words: "instead of …")."""
+        return [n.label for n in self.neighbours if n.relationship == "supersedes" and n.direction == "out"]
+
+    def neighbour_ids(self) -> list[str]:
+        return [self.node_id, *(n.node_id for n in self.neighbours)]
 
     def as_prompt(self) -> dict[str, Any]:
+        """What a model drafter sees: the statement in the session's words, what it replaced,
+        what it is about, and the entries that state it — no weights, ids or edge verbs, so
+        none of them can leak into the memory."""
+        about = [n.label for n in self.neighbours if n.relationship != "supersedes"]
         return {
-            "concept": {"label": self.label, "kind": self.kind, "domain": self.domain, "summary": self.summary,
-                        "weight": round(self.weight, 2), "sessions_seen": self.session_count},
-            "neighbours": [{"relationship": n.relationship, "direction": n.direction, "label": n.label} for n in self.neighbours],
+            "statement": {"text": self.label, "kind": memory_kind(self.kind), "as_said": self.summary},
+            "replaces": self.replaced,
+            "about": list(dict.fromkeys(about))[:8],
+            "stated_in_sessions": len(self.sessions),
             "sessions": list(self.sessions),
-            "events": [{"id": e.ref, "kind": e.kind, "rationale": e.rationale} for e in self.events],
+            "events": [{"id": e.ref, "what": e.rationale} for e in self.events],
         }
 
 
@@ -113,33 +122,8 @@ def memory_kind(node_kind: str) -> str:
 # -- provenance and neighbourhood --------------------------------------------------------------
 
 
-def journal_events(settings: Settings, sessions: Sequence[str], node_id: str, limit: int) -> list[EventRef]:
-    """Journal entries of ``sessions`` whose operations touched the node, most recent first."""
-    from rolling_graph.journal import op_touches, read_journal
-    from rolling_graph.sidecar import InvalidSessionId, SidecarStore, validate_session_id
-
-    store = SidecarStore(settings)
-    found: list[EventRef] = []
-    for sid in sessions:
-        try:
-            path = store.journal_path(validate_session_id(sid))
-        except InvalidSessionId:
-            continue
-        for entry in read_journal(path):
-            if entry.get("kind") in ("rejected", "note"):
-                continue
-            if any(isinstance(op, dict) and op_touches(op, node_id) for op in entry.get("ops") or []):
-                found.append(EventRef(
-                    sid, int(entry["seq"]), str(entry.get("kind") or "patch"),
-                    redact(str(entry.get("rationale") or ""))[:RATIONALE_MAX],
-                    entry.get("event_id") if isinstance(entry.get("event_id"), str) else None,
-                    entry.get("at") if isinstance(entry.get("at"), str) else None,
-                ))
-    found.sort(key=lambda e: (e.at or "", e.session_id, e.seq), reverse=True)
-    return found[:limit]
-
-
-def load_context(conn: Any, settings: Settings, pid: int, node_id: str, gs: GraduationSettings = DEFAULT) -> NodeContext | None:
+def load_context(conn: Any, settings: Settings, pid: int, node_id: str, gs: GraduationSettings = DEFAULT,
+                 journals: Journals | None = None) -> NodeContext | None:
     row = conn.execute(
         "SELECT p.root, n.label, n.kind, n.domain, n.summary, n.weight, n.session_count, rg_node_hash(n.project_id, n.id) "
         "FROM nodes n JOIN projects p ON p.id = n.project_id WHERE n.project_id = %s AND n.id = %s",
@@ -163,16 +147,12 @@ def load_context(conn: Any, settings: Settings, pid: int, node_id: str, gs: Grad
             (pid, node_id),
         )
     )
-    events = tuple(journal_events(settings, sessions, node_id, gs.events_per_draft))
+    evidence = (journals or Journals(settings)).evidence(sessions, node_id, row[1])
     return NodeContext(pid, row[0], node_id, row[1], row[2], row[3], row[4], float(row[5]), int(row[6]), row[7],
-                       neighbours, sessions, events)
+                       neighbours, evidence.sessions, evidence.events[: gs.events_per_draft], evidence.appeared_in)
 
 
 # -- grounding ---------------------------------------------------------------------------------
-
-
-def hedges_in(text: str) -> list[str]:
-    return sorted({m.group(1).lower() for m in _HEDGE_RE.finditer(text)})
 
 
 def grounding_problems(draft: Draft, ctx: NodeContext) -> list[str]:
@@ -183,52 +163,37 @@ def grounding_problems(draft: Draft, ctx: NodeContext) -> list[str]:
         problems.append("empty draft")
     elif len(text) > CONTENT_MAX:
         problems.append(f"too long ({len(text)} > {CONTENT_MAX} characters)")
-    hedged = hedges_in(text)
-    if hedged:
-        problems.append("hedged: " + ", ".join(repr(h) for h in hedged))
+    problems += wording.style_problems(text, ctx.neighbour_ids()) if text else []
     known_sessions, known_events = set(ctx.sessions), {e.ref for e in ctx.events}
     if not draft.sessions:
         problems.append("cites no session")
     unknown = [s for s in draft.sessions if s not in known_sessions]
     if unknown:
-        problems.append("cites unknown sessions: " + ", ".join(unknown[:3]))
-    if known_events and not draft.events:
+        problems.append("cites sessions that do not state it: " + ", ".join(unknown[:3]))
+    if not draft.events:
         problems.append("cites no journal event")
     unknown_events = [e for e in draft.events if e not in known_events]
     if unknown_events:
-        problems.append("cites unknown events: " + ", ".join(unknown_events[:3]))
+        problems.append("cites events that do not state it: " + ", ".join(unknown_events[:3]))
     if draft.kind not in MEMORY_KINDS:
         problems.append(f"unknown kind {draft.kind!r}")
     return problems
 
 
-# -- backends ----------------------------------------------------------------------------------
-
-
-def _sentence(text: str) -> str:
-    text = text.strip().rstrip(".")
-    return f"{text}." if text else ""
+# -- the offline backend -----------------------------------------------------------------------
 
 
 class TemplateDrafter:
-    """Offline: a deterministic statement built from the node and its neighbourhood."""
+    """Offline: the statement as a plain sentence, what it replaced, its reason when the
+    session gave one, and how often it came up (:func:`rolling_graph.reconcile.wording.template_sentence`)."""
 
     name = "template"
     model: str | None = None
 
     def draft(self, ctx: NodeContext) -> Draft:
         kind = memory_kind(ctx.kind)
-        head = {"correction": "Correction", "decision": "Decision", "preference": "Preference"}.get(kind)
-        parts = [_sentence(f"{head}: {ctx.label}" if head else ctx.label)]
-        if ctx.summary:
-            parts.append(_sentence(ctx.summary))
-        superseded = [n.label for n in ctx.neighbours if n.relationship == "supersedes" and n.direction == "out"]
-        if superseded:
-            parts.append(_sentence("It replaces " + "; ".join(superseded[:3])))
-        related = [f"{n.label} ({n.relationship.replace('_', ' ')})" for n in ctx.neighbours if n.relationship != "supersedes"]
-        if related:
-            parts.append(_sentence("Related: " + "; ".join(related[:4])))
-        return Draft(" ".join(p for p in parts if p), kind, ctx.sessions, tuple(e.ref for e in ctx.events), self.name)
+        text = wording.template_sentence(kind, ctx.label, ctx.summary, len(ctx.sessions), ctx.replaced)
+        return Draft(text, kind, ctx.sessions, tuple(e.ref for e in ctx.events), self.name)
 
 
 # -- duplicates and storage --------------------------------------------------------------------
@@ -304,12 +269,21 @@ def draft_node(
     *,
     replaces: int | None = None,
     now: datetime | None = None,
+    journals: Journals | None = None,
 ) -> DraftRecord | None:
-    """Draft, ground, de-duplicate and store one candidate (the caller commits). None if the node is gone."""
-    now = now or utcnow()
-    ctx = load_context(conn, settings, pid, node_id, gs)
+    """Draft, ground, de-duplicate and store one candidate (the caller commits). None if the node is gone.
+
+    A node its own sessions brought up fewer than ``min_sessions`` times, or that no journal
+    entry states, is not drafted (status ``unevidenced``, nothing stored): the warm graph
+    handing a node back to a session is no evidence that the session cared about it.
+    """
+    now = now or settings.clock.now()
+    ctx = load_context(conn, settings, pid, node_id, gs, journals)
     if ctx is None:
         return None
+    if len(ctx.appeared_in) < gs.min_sessions or not ctx.events:
+        why = f"brought up in {len(ctx.appeared_in)} sessions, stated in {len(ctx.sessions)}"
+        return DraftRecord(None, node_id, "unevidenced", "", (why,))
     template = TemplateDrafter()
     refused: list[str] = []
     try:

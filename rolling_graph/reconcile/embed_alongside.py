@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rolling_graph.reconcile import embeddings
+from rolling_graph.reconcile.upsert import PROJECT_LOCK
 
 
 class _MergeDidNotCommit(Exception):
@@ -109,8 +110,6 @@ class EmbedAlongside:
     def _run(self) -> None:
         import psycopg
         from pgvector.psycopg import register_vector
-
-        from rolling_graph.reconcile.upsert import PROJECT_LOCK
 
         root, session_id, seq = self._merge
         try:

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from rolling_graph.config import Settings
 
 OLLAMA_MODEL = "mxbai-embed-large"
 OLLAMA_DIM = 1024
@@ -98,10 +99,11 @@ def _ollama_answers(host: str, model: str) -> bool:
         return False
 
 
-def get_embedder(settings: Any | None = None, choice: str | None = None) -> Embedder:
-    """``ROLLING_GRAPH_EMBEDDER`` = ``auto`` (default) | ``ollama`` | ``lexical``."""
-    choice = (choice or os.environ.get("ROLLING_GRAPH_EMBEDDER") or "auto").strip().lower()
-    host = getattr(getattr(settings, "probe", None), "ollama_host", None) or "http://127.0.0.1:11434"
+def get_embedder(settings: Settings | None = None, choice: str | None = None) -> Embedder:
+    """``choice``, else ``settings.embedder`` (``ROLLING_GRAPH_EMBEDDER``): ``auto`` (default)
+    | ``ollama`` | ``lexical``."""
+    choice = (choice or (settings.embedder if settings is not None else None) or "auto").strip().lower()
+    host = settings.probe.ollama_host if settings is not None else "http://127.0.0.1:11434"
     if choice in ("lexical", LEXICAL_MODEL):
         return LexicalEmbedder()
     if choice in ("ollama", OLLAMA_MODEL) or (choice == "auto" and _ollama_answers(host, OLLAMA_MODEL)):

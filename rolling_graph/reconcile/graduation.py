@@ -1,15 +1,19 @@
 """Graduation: which warm-graph nodes have proved themselves, the nightly job's time rules,
 and the graduation-quality signal for ``rgraph stats``.
 
-A node is a **candidate** when all three of the spec's criteria hold (configurable, see
-:class:`GraduationSettings`): it appeared in >= 3 sessions, its warm weight is >= 0.6, and
-it has >= 2 edges; and no newer node ``supersedes`` it. Candidates are computed in SQL and exclude nodes that already have a
+A node is a **candidate** when it is something a person would write in a ``CLAUDE.md`` — a
+decision, a convention or preference, a correction, or a concept whose summary states a fact
+(:data:`STATEMENT_KINDS`, :data:`FACT_KINDS`; never a bare file, command, code name, entity,
+error, task, request or commit) — and all three criteria of docs/graduation.md hold
+(configurable, see :class:`~rolling_graph.config.GraduationSettings`): it appeared in >= 3
+sessions, its warm weight is >= 0.6, and it has >= 2 edges; and no newer node ``supersedes``
+it. (Drafting then checks the sessions' journals: see :mod:`rolling_graph.reconcile.drafts`.) Candidates are computed in SQL and exclude nodes that already have a
 pending draft, an approved (or once approved, later deleted) flat memory, a duplicate
 verdict, a draft even the template could not ground (e.g. a hedge in the label itself) or a
 human rejection *for the node's current state* (``rg_node_hash``, see
 ``migrations/010_graduation.sql``): a rejected node comes back only after it changed.
 
-Time rules use :func:`rolling_graph.model.utcnow` (freezegun-friendly), never SQL ``now()``.
+Time rules use the settings' clock (:mod:`rolling_graph.clock`, freezegun-friendly), never SQL ``now()``.
 """
 
 from __future__ import annotations
@@ -18,79 +22,29 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from rolling_graph.config import ConfigError, Settings, _Strategy
-from rolling_graph.model import utcnow
+from rolling_graph.config import GRADUATION_PRESETS, GraduationSettings, Settings
+from rolling_graph.reconcile import db
+from rolling_graph.reconcile.reconcile import project_id
 
 #: Flat-memory kinds, strongest first (corrections outrank everything).
 MEMORY_KINDS: tuple[str, ...] = ("correction", "decision", "preference", "note")
+#: Node kinds that graduate as what they are: a decision or convention, a correction, a preference.
+STATEMENT_KINDS: tuple[str, ...] = ("decision", "correction", "preference")
+#: Node kinds that graduate only as a fact: when their summary is a sentence of at least
+#: :data:`FACT_MIN_WORDS` words (a bare name, "Warm graph store", states nothing).
+FACT_KINDS: tuple[str, ...] = ("concept", "summary")
+FACT_MIN_WORDS = 4
 
 
-class GraduationSettings(_Strategy):
-    #: Cross-session frequency: the node appeared in at least this many sessions.
-    min_sessions = 3
-    #: Warm weight: the node is currently relevant.
-    min_weight = 0.6
-    #: Edge count: the node is connected to several concepts.
-    min_edges = 2
-    #: A node that a newer one ``supersedes`` (an outdated decision) never graduates.
-    skip_superseded = True
-    #: A draft at least this similar (cosine, same embedding model) to an existing flat
-    #: memory is a duplicate of it, not a new proposal.
-    duplicate_similarity = 0.92
-    #: Anchors at their floor this long are queued for archive review (spec: 6 weeks).
-    archive_after_days = 42
-    #: A graduated memory unchanged this long counts as "kept" (spec: 30 days).
-    kept_after_days = 30
-    #: At most this many drafts per nightly run (bounds model spend).
-    max_drafts_per_run = 20
-    #: Journal events cited per draft, most recent first.
-    events_per_draft = 8
-    #: Seed weights by flat-memory kind, and the anchors' decay floor.
-    weight_correction = 0.9
-    weight_decision = 0.8
-    weight_preference = 0.7
-    weight_note = 0.6
-    anchor_floor = 0.2
-    #: "At the floor" tolerance for float weights.
-    floor_epsilon = 0.001
-
-
-#: Named presets; ``[graduation] preset = "strict"`` in config.toml picks one, and the
-#: section's other keys override single fields.
-PRESETS: dict[str, GraduationSettings] = {
-    "default": GraduationSettings(),
-    "eager": GraduationSettings(min_sessions=2, min_weight=0.5, min_edges=1),
-    "strict": GraduationSettings(min_sessions=5, min_weight=0.7, min_edges=3, duplicate_similarity=0.88),
-}
+#: Named presets (``[graduation] preset = "strict"`` in config.toml); the settings live in
+#: :mod:`rolling_graph.config`, read once with the rest (``settings.graduation``).
+PRESETS = GRADUATION_PRESETS
 DEFAULT = PRESETS["default"]
 
 
 def seed_weight(kind: str, gs: GraduationSettings = DEFAULT) -> float:
     """Anchor weight by memory kind: correction > decision > preference > note."""
     return float(getattr(gs, f"weight_{kind}", gs.weight_note))
-
-
-def load_graduation_settings(settings: Settings) -> GraduationSettings:
-    """``[graduation]`` from ``$ROLLING_GRAPH_HOME/config.toml`` (preset + overrides)."""
-    cfg = settings.home / "config.toml"
-    if not cfg.is_file():
-        return DEFAULT
-    import tomllib
-
-    try:
-        section = tomllib.loads(cfg.read_text(encoding="utf-8")).get("graduation", {})
-    except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{cfg}: cannot read config ({exc}); fix or delete the file") from exc
-    if not isinstance(section, dict):
-        raise ConfigError("config.toml: [graduation] must be a table")
-    values = dict(section)
-    preset = values.pop("preset", "default")
-    if preset not in PRESETS:
-        raise ConfigError(f"config.toml: graduation.preset={preset!r} is not one of {', '.join(PRESETS)}")
-    try:
-        return type(DEFAULT)(**{**PRESETS[preset].as_dict(), **values})
-    except TypeError as exc:
-        raise ConfigError(f"config.toml: [graduation] {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -107,6 +61,10 @@ CROSS JOIN LATERAL (
     WHERE e.project_id = n.project_id AND (e.source = n.id OR e.target = n.id)
 ) ec
 WHERE n.project_id = ANY(%(pids)s)
+  AND (n.kind = ANY(%(statements)s)
+       OR (n.kind = ANY(%(facts)s)
+           AND coalesce(array_length(regexp_split_to_array(btrim(coalesce(n.summary, '')), '[[:space:]]+'), 1), 0) >= %(fact_words)s
+           AND btrim(coalesce(n.summary, '')) <> ''))
   AND n.session_count >= %(sessions)s AND n.weight >= %(weight)s AND ec.edges >= %(edges)s
   AND NOT (%(skip_superseded)s AND EXISTS (SELECT 1 FROM edges s WHERE s.project_id = n.project_id AND s.target = n.id
                                            AND s.relationship = 'supersedes'))
@@ -129,7 +87,6 @@ def project_ids(conn: Any, root: str | None = None) -> list[int]:
     """One project (by root) or all of them."""
     if root is None:
         return [int(r[0]) for r in conn.execute("SELECT id FROM projects ORDER BY id")]
-    from rolling_graph.reconcile.reconcile import project_id
 
     pid = project_id(conn, root)
     return [pid] if pid is not None else []
@@ -141,7 +98,8 @@ def candidates(conn: Any, pids: list[int], gs: GraduationSettings = DEFAULT, lim
         return []
     rows = conn.execute(
         _CANDIDATES_SQL,
-        {"pids": pids, "sessions": gs.min_sessions, "weight": gs.min_weight, "edges": gs.min_edges,
+        {"pids": pids, "statements": list(STATEMENT_KINDS), "facts": list(FACT_KINDS), "fact_words": FACT_MIN_WORDS,
+         "sessions": gs.min_sessions, "weight": gs.min_weight, "edges": gs.min_edges,
          "skip_superseded": gs.skip_superseded, "limit": limit},
     ).fetchall()
     return [Candidate(int(r[0]), r[1]) for r in rows]
@@ -261,8 +219,6 @@ def outcomes(settings: Settings, project_root: str | None = None) -> dict[str, A
     """Graduation counts for ``rgraph stats`` (one project, or all). Empty when the warm graph is off."""
     if not settings.warm:
         return {}
-    from rolling_graph.reconcile import db
 
-    gs = load_graduation_settings(settings)
     with db.connect(settings) as conn:
-        return outcome_counts(conn, project_ids(conn, project_root), utcnow(), gs)
+        return outcome_counts(conn, project_ids(conn, project_root), settings.clock.now(), settings.graduation)

@@ -1,11 +1,11 @@
-"""Merge logic (the spec's reconciliation math), as pure functions.
+"""Merge logic (the reconciliation math of docs/architecture.md, "Merge"), as pure functions.
 
 A warm node's weight is a *fold* over the per-session contributions that reconciliations
 recorded (one per session: that session's latest view of the node), plus an optional seed
 weight from flat memory. Re-reconciling a session replaces its contribution, so running
 reconciliation twice, or pre-compact then session-end, never counts a session twice.
 
-Choices (the spec leaves two open):
+Choices (where the design left two open):
 
 * **Existing node: recency-weighted average, not higher-of-two.** Contributions are folded
   oldest first; each step averages the running weight with the newer session's weight, the

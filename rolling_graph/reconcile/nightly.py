@@ -15,11 +15,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from rolling_graph.atomic import write_atomic
 from rolling_graph.config import Settings
-from rolling_graph.model import iso, utcnow
+from rolling_graph.model import iso
 from rolling_graph.reconcile import drafts, embeddings, graduation, review
 from rolling_graph.reconcile.graduation import DEFAULT, GraduationSettings
+from rolling_graph.reconcile.provenance import Journals
 
+#: Candidates looked at per draft allowed: those their sessions' journals do not state are
+#: passed over (the warm graph echoing a node into later sessions is no evidence).
+CANDIDATE_POOL = 5
 #: Advisory lock key: one graduation run at a time per database ("rgraph-g").
 JOB_LOCK = 0x7267726170682D67
 
@@ -56,7 +61,7 @@ def run_job(
     gs: GraduationSettings = DEFAULT, now: datetime | None = None,
 ) -> JobSummary:
     """The whole job over ``pids``; ``conn`` must be in autocommit mode (each step commits)."""
-    now = now or utcnow()
+    now = now or settings.clock.now()
     summary = JobSummary(projects=len(pids), drafter=drafter.name)
     if not conn.execute("SELECT pg_try_advisory_lock(%s)", (JOB_LOCK,)).fetchone()[0]:
         summary.busy = True
@@ -73,13 +78,16 @@ def run_job(
                     with conn.transaction():
                         review.refresh(conn, settings, draft, drafter, embedder, gs, now)
                     summary.refreshed += 1
-        found = graduation.candidates(conn, pids, gs, limit=gs.max_drafts_per_run)
-        summary.candidates = len(found)
-        for cand in found:
+        journals = Journals(settings)  # each session's journal read once for all candidates
+        for cand in graduation.candidates(conn, pids, gs, limit=gs.max_drafts_per_run * CANDIDATE_POOL):
+            if summary.candidates >= gs.max_drafts_per_run:
+                break
             with conn.transaction():
-                record = drafts.draft_node(conn, settings, cand.project_id, cand.node_id, drafter, embedder, gs, now=now)
-            if record is None:
+                record = drafts.draft_node(conn, settings, cand.project_id, cand.node_id, drafter, embedder, gs, now=now,
+                                           journals=journals)
+            if record is None or record.status == "unevidenced":
                 continue
+            summary.candidates += 1
             if record.status == "pending":
                 summary.drafted += record.id is not None
             elif record.status == "duplicate":
@@ -160,8 +168,6 @@ def render_report(conn: Any, settings: Settings, pids: list[int], summary: JobSu
 
 
 def write_report(path: Path, text: str) -> Path:
-    from rolling_graph.atomic import write_atomic
-
     path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(str(path), text.encode("utf-8"))
     return path

@@ -6,12 +6,20 @@ next injection can show it. Never pulls another project's nodes.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from rolling_graph import snapshot
 from rolling_graph.config import Settings
+from rolling_graph.journal import pointer_parts
 from rolling_graph.model import utcnow
-from rolling_graph.reconcile import embeddings, rank, resume, snapshot
+from rolling_graph.reconcile import db, embeddings, rank, resume
 from rolling_graph.reconcile.reconcile import MissingProject, doc_project, project_id
+from rolling_graph.redact import redact
+from rolling_graph.sidecar import SidecarStore
+from rolling_graph.snapshot import SNAPSHOT_VERSION
+
+if TYPE_CHECKING:
+    from rolling_graph.types import GraphDoc, PatchOp, Snapshot
 
 #: At most this many nodes per pull.
 PULL_LIMIT = 12
@@ -23,13 +31,13 @@ SIMILAR_CANDIDATES = 50
 
 def pull_ops(
     conn: Any,
-    doc: dict[str, Any],
+    doc: GraphDoc,
     prompt: str,
     *,
     embedder: embeddings.Embedder,
     now: datetime | None = None,
     limit: int = PULL_LIMIT,
-) -> list[dict[str, Any]]:
+) -> list[PatchOp]:
     """RFC 6902 ops adding the best-ranked warm nodes (and edges among them) the hot doc lacks."""
     now = now or utcnow()
     try:
@@ -41,7 +49,7 @@ def pull_ops(
         return []
     sims: dict[str, float] = {}
     if prompt.strip():
-        vector = embedder.embed([prompt])[0]
+        vector = embedder.embed([redact(prompt)])[0]  # the hook's fast redaction, completed here
         with conn.transaction():
             found = embeddings.similar(conn, pid, embedder.model, embedder.dim, vector, limit=SIMILAR_CANDIDATES)
         floor = MIN_SIMILARITY.get(embedder.model, DEFAULT_MIN_SIMILARITY)
@@ -56,7 +64,8 @@ def pull_ops(
     conn.commit()
     if not ranked:
         return []
-    chosen = {
+    chosen: Snapshot = {
+        "version": SNAPSHOT_VERSION,
         "project": root,
         "nodes": [resume.node_payload(by_id[nid]) for nid in ranked],
         "edges": resume.edges_among(conn, pid, ranked + sorted(have), snapshot.MAX_EDGES),
@@ -67,13 +76,10 @@ def pull_ops(
 
 def run_pull(settings: Settings, session_id: str, prompt: str) -> int:
     """Pull for one session; returns the number of nodes added to its hot graph."""
-    from rolling_graph.reconcile import db
-    from rolling_graph.sidecar import SidecarStore
-
     store = SidecarStore(settings)
     doc = store.load(session_id)
     with db.connect(settings) as conn:
-        ops = pull_ops(conn, doc, prompt, embedder=embeddings.get_embedder(settings))
+        ops = pull_ops(conn, doc, prompt, embedder=embeddings.get_embedder(settings), now=settings.clock.now())
     if not ops:
         return 0
     # The hot graph may have moved while we ranked: never overwrite what it now holds.
@@ -86,6 +92,6 @@ def run_pull(settings: Settings, session_id: str, prompt: str) -> int:
     return nodes
 
 
-def _exists(doc: dict[str, Any], path: str) -> bool:
-    _, section, key = path.split("/", 2)
-    return key in (doc.get(section) or {})
+def _exists(doc: GraphDoc, path: str) -> bool:
+    section, key = pointer_parts(path)[:2]
+    return key in (doc["nodes"] if section == "nodes" else doc["edges"])

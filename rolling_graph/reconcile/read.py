@@ -6,22 +6,24 @@ graphs. Bounded: the heaviest ``limit`` nodes and the edges among them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.config import Settings
-from rolling_graph.model import SCHEMA_VERSION, edge_key, iso
+from rolling_graph.model import SCHEMA_VERSION, edge_key, iso, normalize_graph
+from rolling_graph.reconcile import db
+
+if TYPE_CHECKING:
+    from rolling_graph.types import GraphDoc
 
 DEFAULT_LIMIT = 500
 
 
-def warm_document(settings: Settings, project_root: str, limit: int = DEFAULT_LIMIT) -> dict[str, Any]:
+def warm_document(settings: Settings, project_root: str, limit: int = DEFAULT_LIMIT) -> GraphDoc:
     """The project's warm graph as a sidecar-shaped document (``session_id`` is ``warm``).
 
     Raises ``rolling_graph.reconcile.db.DatabaseUnavailable`` when the database cannot be reached, and
     ``LookupError`` when the project has never been reconciled.
     """
-    from rolling_graph.reconcile import db
-
     with db.connect(settings) as conn:
         row = conn.execute("SELECT id, last_focus FROM projects WHERE root = %s", (project_root,)).fetchone()
         if row is None:
@@ -52,7 +54,7 @@ def warm_document(settings: Settings, project_root: str, limit: int = DEFAULT_LI
                 "source": source, "target": target, "relationship": verb,
                 "strength": round(float(strength), 4), "last_activated": iso(last_activated),
             }
-    return {
+    doc = {
         "version": SCHEMA_VERSION,
         "session_id": "warm",
         "project": project_root,
@@ -61,3 +63,4 @@ def warm_document(settings: Settings, project_root: str, limit: int = DEFAULT_LI
         "focus": [f for f in (last_focus or []) if f in nodes],
         "journal_seq": 0,
     }
+    return normalize_graph(doc, "warm")

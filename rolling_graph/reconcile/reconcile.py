@@ -12,22 +12,22 @@ commits after the merge (:mod:`rolling_graph.reconcile.embed_alongside`).
 
 from __future__ import annotations
 
-import json
-import os
 import time
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.config import Settings
-from rolling_graph.model import DOMAINS, KINDS, LABEL_MAX, SUMMARY_MAX, VERBS, parse_iso, utcnow
+from rolling_graph.model import DOMAINS, KINDS, LABEL_MAX, SUMMARY_MAX, VERBS, parse_iso
 from rolling_graph.project import project_key
-from rolling_graph.reconcile import embeddings, merge, upsert
+from rolling_graph.reconcile import db, embeddings, merge, resume, upsert
 from rolling_graph.reconcile.embed_alongside import EmbedAlongside, pending, store_pending
+from rolling_graph.redact import redact
+from rolling_graph.sidecar import SidecarStore
 
-#: Test hook: seconds to sleep while holding the transaction (crash-safety tests).
-SLEEP_IN_TX_ENV = "ROLLING_GRAPH_TEST_SLEEP_IN_TX"
+if TYPE_CHECKING:
+    from rolling_graph.types import GraphDoc, SessionDoc
+
 TRIGGERS = ("pre-compact", "session-end", "manual", "recover")
 
 
@@ -57,90 +57,63 @@ class ReconcileResult:
         return asdict(self)
 
 
-def _redact(text: str) -> str:
-    try:
-        from rolling_graph.redact import redact
-    except ImportError:  # pragma: no cover - redact ships with the package
-        return text
-    return redact(text)
-
-
-def load_sidecar(settings: Settings, session_id: str) -> dict[str, Any] | None:
-    """The session's hot document (through SidecarStore when available), or None."""
-    try:
-        from rolling_graph.sidecar import SidecarStore
-    except ImportError:
-        SidecarStore = None  # noqa: N806
-    if SidecarStore is not None:
-        store = SidecarStore(settings)
-        return store.load(session_id) if store.exists(session_id) else None
-    path = settings.sessions_dir / f"{session_id}.graph.json"
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
+def load_sidecar(settings: Settings, session_id: str) -> SessionDoc | None:
+    """The session's hot document, or None when it has none."""
+    store = SidecarStore(settings)
+    return store.load(session_id) if store.exists(session_id) else None
 
 
 class MissingProject(ValueError):
     """The sidecar does not say which project it belongs to; it cannot be merged safely."""
 
 
-def doc_project(doc: dict[str, Any]) -> str:
+def doc_project(doc: GraphDoc) -> str:
     """The project root the sidecar belongs to (never guessed from this process's cwd)."""
-    project = doc.get("project")
-    if not isinstance(project, str) or not project:
-        raise MissingProject(f"sidecar of session {doc.get('session_id')} has no project; it was not reconciled")
+    project = doc["project"]
+    if not project:
+        raise MissingProject(f"sidecar of session {doc['session_id']} has no project; it was not reconciled")
     return project
 
 
-def _time(text: Any, fallback: datetime) -> datetime:
-    return parse_iso(text) if isinstance(text, str) and parse_iso(text) else fallback
+def _time(text: str, fallback: datetime) -> datetime:
+    return parse_iso(text) or fallback
 
 
-def _float01(value: Any, default: float) -> float:
-    try:
-        return merge.clamp01(float(value))
-    except (TypeError, ValueError):
-        return default
-
-
-def _clean_nodes(doc: dict[str, Any], now: datetime) -> list[dict[str, Any]]:
+def _clean_nodes(doc: GraphDoc, now: datetime) -> list[dict[str, Any]]:
+    """The hot nodes as the warm graph stores them: labels and summaries redacted again
+    (the warm graph outlives the session), values clamped to the warm schema."""
     out = []
-    for node_id, raw in (doc.get("nodes") or {}).items():
-        if not isinstance(raw, dict):
-            continue
-        last = _time(raw.get("last_activated"), now)
+    for node_id, raw in doc["nodes"].items():
+        last = _time(raw["last_activated"], now)
         summary = raw.get("summary")
         out.append(
             {
-                "id": str(node_id),
-                "label": _redact(str(raw.get("label") or node_id))[:LABEL_MAX],
-                "domain": raw.get("domain") if raw.get("domain") in DOMAINS else "technical",
-                "kind": raw.get("kind") if raw.get("kind") in KINDS else "concept",
-                "summary": _redact(summary)[:SUMMARY_MAX] if isinstance(summary, str) and summary else None,
-                "confidence": merge.merge_confidence(None, raw.get("confidence")),
-                "weight": _float01(raw.get("weight"), 0.5),
-                "anchor": bool(raw.get("anchor", False)),
-                "floor": _float01(raw.get("floor"), 0.0),
-                "first_seen": min(_time(raw.get("first_seen"), last), last),
+                "id": node_id,
+                "label": redact(raw["label"] or node_id)[:LABEL_MAX],
+                "domain": raw["domain"] if raw["domain"] in DOMAINS else "technical",
+                "kind": raw["kind"] if raw["kind"] in KINDS else "concept",
+                "summary": redact(summary)[:SUMMARY_MAX] if summary else None,
+                "confidence": merge.merge_confidence(None, raw["confidence"]),
+                "weight": merge.clamp01(raw["weight"]),
+                "anchor": raw["anchor"],
+                "floor": merge.clamp01(raw["floor"]),
+                "first_seen": min(_time(raw["first_seen"], last), last),
                 "last_activated": last,
-                "activations": max(1, int(raw.get("activations") or 1)),
-                "sources": [str(s) for s in (raw.get("sources") or [])][:8],
+                "activations": max(1, raw["activations"]),
+                "sources": raw["sources"][:8],
             }
         )
     return out
 
 
-def _clean_edges(doc: dict[str, Any], node_ids: set[str], now: datetime) -> list[dict[str, Any]]:
+def _clean_edges(doc: GraphDoc, node_ids: set[str], now: datetime) -> list[dict[str, Any]]:
     out = []
-    for raw in (doc.get("edges") or {}).values():
-        if not isinstance(raw, dict):
-            continue
-        s, r, t = raw.get("source"), raw.get("relationship"), raw.get("target")
+    for raw in doc["edges"].values():
+        s, r, t = raw["source"], raw["relationship"], raw["target"]
         if s not in node_ids or t not in node_ids or r not in VERBS:
             continue
-        out.append({"source": s, "relationship": r, "target": t, "strength": _float01(raw.get("strength"), 0.5),
-                    "last_activated": _time(raw.get("last_activated"), now)})
+        out.append({"source": s, "relationship": r, "target": t, "strength": merge.clamp01(raw["strength"]),
+                    "last_activated": _time(raw["last_activated"], now)})
     return out
 
 
@@ -172,7 +145,7 @@ def _already_merged(conn: Any, root: str, session_id: str, seq: int) -> bool:
 def reconcile_doc(
     conn: Any,
     settings: Settings,
-    doc: dict[str, Any],
+    doc: GraphDoc,
     trigger: str,
     *,
     embedder: embeddings.Embedder | None = None,
@@ -190,10 +163,10 @@ def reconcile_doc(
     vectors a crash loses are filled in by ``rgraph recover``.
     """
     started = time.perf_counter()
-    now = utcnow()
-    session_id = str(doc["session_id"])
+    now = settings.clock.now()
+    session_id = doc["session_id"]
     root = doc_project(doc)
-    seq = int(doc.get("journal_seq") or 0)
+    seq = doc["journal_seq"]
     if _already_merged(conn, root, session_id, seq):
         return ReconcileResult(session_id, root, trigger, seq, noop=True)
     nodes = _clean_nodes(doc, now)
@@ -222,8 +195,6 @@ def reconcile_doc(
             )
             focus = [f for f in (doc.get("focus") or []) if isinstance(f, str)][:8]
             conn.execute("UPDATE projects SET last_focus = %s, updated_at = now() WHERE id = %s", (focus, pid))
-            if os.environ.get(SLEEP_IN_TX_ENV):
-                time.sleep(float(os.environ[SLEEP_IN_TX_ENV]))
             duration_ms = int((time.perf_counter() - started) * 1000)
             conn.execute(
                 "INSERT INTO reconciliations (project_id, session_id, trigger, journal_seq, nodes_in, nodes_new, edges_in, edges_new, duration_ms) "
@@ -235,8 +206,6 @@ def reconcile_doc(
         if alongside is not None and not committed:
             alongside.join()  # it sees the rollback once the advisory lock is released
     if write_snapshot:  # the snapshot needs no vectors, and resume should not wait for HNSW inserts
-        from rolling_graph.reconcile import resume
-
         resume.refresh_snapshot(conn, settings, root)
     merged_at = time.perf_counter()
     alongside_ok = alongside is not None and alongside.join().ok
@@ -271,16 +240,11 @@ def embed_nodes(
         return store_pending(conn, embedder, pid, todo)
 
 
-def reconcile_session(settings: Settings, session_id: str, trigger: str, *, doc: dict[str, Any] | None = None) -> ReconcileResult:
+def reconcile_session(settings: Settings, session_id: str, trigger: str, *, doc: GraphDoc | None = None) -> ReconcileResult:
     """Load the session's sidecar and reconcile it. Raises ``db.DatabaseUnavailable`` when down."""
-    from rolling_graph.reconcile import db
-
     doc = doc if doc is not None else load_sidecar(settings, session_id)
     if doc is None:
         raise FileNotFoundError(f"no sidecar for session {session_id} under {settings.sessions_dir}")
     with db.connect(settings) as conn:
         return reconcile_doc(conn, settings, doc, trigger)
 
-
-def sidecar_paths(settings: Settings) -> list[Path]:
-    return sorted(settings.sessions_dir.glob("*.graph.json"))

@@ -5,28 +5,36 @@
 * Reconciliations that failed because the database was down are queued under
   ``$ROLLING_GRAPH_HOME/queue/`` with a copy of the document, and retried here: nothing
   waits on the database and nothing is lost.
-* Sessions with a transcript but no sidecar are rebuilt by replay when
-  ``rolling_graph.replay`` offers it, else listed.
+* Sessions with a transcript but no sidecar are rebuilt by replaying the transcript
+  through the hooks (:mod:`rolling_graph.replay`, offline probe).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.config import Settings
-from rolling_graph.model import iso, utcnow
-from rolling_graph.reconcile import embeddings
+from rolling_graph.model import iso, normalize_graph
+from rolling_graph.reconcile import db, embeddings
 from rolling_graph.reconcile.reconcile import load_sidecar, reconcile_doc
+from rolling_graph.replay import ReplayOptions, replay
+from rolling_graph.sidecar import InvalidSessionId, SidecarStore
+
+if TYPE_CHECKING:
+    from rolling_graph.types import GraphDoc, SessionDoc
 
 MAX_ATTEMPTS = 20
 #: Transcripts older than this are history, not crashed sessions.
 ORPHAN_MAX_AGE_S = 7 * 24 * 3600
+#: A transcript larger than this is not replayed (real ones are a few MB; a replay reads all of it).
+ORPHAN_MAX_BYTES = 128 * 1024 * 1024
 
 
 @dataclass
@@ -40,18 +48,19 @@ class RecoverReport:
     errors: list[str] = field(default_factory=list)
     database_down: bool = False
     embedded: int = 0
+    cleaned: list[str] = field(default_factory=list)  # temp files killed writers left
 
 
 def queue_dir(settings: Settings) -> Path:
     return settings.home / "queue"
 
 
-def enqueue(settings: Settings, session_id: str, trigger: str, doc: dict[str, Any] | None, error: str) -> Path:
+def enqueue(settings: Settings, session_id: str, trigger: str, doc: GraphDoc | None, error: str) -> Path:
     """Persist failed work (with the document as it was) for a later retry."""
     directory = queue_dir(settings)
     directory.mkdir(parents=True, exist_ok=True)
-    entry = {"op": "reconcile", "session_id": session_id, "trigger": trigger, "enqueued_at": iso(utcnow()),
-             "attempts": 0, "error": error, "journal_seq": int((doc or {}).get("journal_seq") or 0), "doc": doc}
+    entry = {"op": "reconcile", "session_id": session_id, "trigger": trigger, "enqueued_at": iso(settings.clock.now()),
+             "attempts": 0, "error": error, "journal_seq": doc["journal_seq"] if doc else 0, "doc": doc}
     name = f"{time.time_ns()}-{session_id}-{trigger}.json"
     fd, tmp = tempfile.mkstemp(prefix=".q-", dir=directory)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -80,10 +89,11 @@ def drain_queue(settings: Settings, conn: Any, report: RecoverReport) -> None:
         except (OSError, ValueError):
             continue
         sid = str(entry.get("session_id"))
-        queued = entry.get("doc")
+        raw = entry.get("doc")
+        queued = normalize_graph(raw, sid) if isinstance(raw, dict) and isinstance(raw.get("nodes"), dict) else None
         current = load_sidecar(settings, sid)
         # The newest state wins: the live sidecar when it has caught up, else the queued copy.
-        doc = current if current is not None and int(current.get("journal_seq") or 0) >= int(entry.get("journal_seq") or 0) else queued
+        doc = current if current is not None and current["journal_seq"] >= int(entry.get("journal_seq") or 0) else queued
         try:
             if doc is not None:
                 reconcile_doc(conn, settings, doc, str(entry.get("trigger") or "recover"))
@@ -103,17 +113,16 @@ def drain_queue(settings: Settings, conn: Any, report: RecoverReport) -> None:
     report.queue_left = len(pending(settings))
 
 
-def stale_sessions(settings: Settings, conn: Any) -> list[tuple[str, dict[str, Any]]]:
+def stale_sessions(settings: Settings, conn: Any) -> list[tuple[str, SessionDoc]]:
     """Sidecars whose journal is ahead of their last reconciliation."""
     done = {sid: int(seq) for sid, seq in conn.execute("SELECT session_id, max(journal_seq) FROM sessions GROUP BY session_id")}
     conn.commit()
     out = []
-    for path in sorted(settings.sessions_dir.glob("*.graph.json")):
-        sid = path.name[: -len(".graph.json")]
+    for sid in sorted(SidecarStore(settings).list_sessions()):
         doc = load_sidecar(settings, sid)
-        if doc is None or not doc.get("nodes") or not doc.get("project"):
+        if doc is None or not doc["nodes"] or not doc["project"]:
             continue
-        if int(doc.get("journal_seq") or 0) > done.get(sid, -1):
+        if doc["journal_seq"] > done.get(sid, -1):
             out.append((sid, doc))
     return out
 
@@ -127,29 +136,35 @@ def orphan_transcripts(settings: Settings, projects_dir: Path | None = None, now
     out = []
     for transcript in base.glob("*/*.jsonl"):
         try:
-            recent = now - transcript.stat().st_mtime < ORPHAN_MAX_AGE_S
+            st = transcript.stat()
         except OSError:
             continue
-        if recent and not (settings.sessions_dir / f"{transcript.stem}.graph.json").exists():
+        # Only regular files of a transcript's size: a FIFO would block the replay's read,
+        # /dev/zero or a huge sparse file would never end it.
+        if not stat.S_ISREG(st.st_mode) or st.st_size > ORPHAN_MAX_BYTES:
+            continue
+        if now - st.st_mtime < ORPHAN_MAX_AGE_S and not _has_session(settings, transcript.stem):
             out.append(transcript)
     return sorted(out)
 
 
+def _has_session(settings: Settings, sid: str) -> bool:
+    try:
+        return SidecarStore(settings).exists(sid)
+    except InvalidSessionId:  # a transcript whose name is no session id of ours
+        return True
+
+
 def _rebuild(settings: Settings, transcript: Path) -> bool:
     """Rebuild a session's sidecar by replaying its transcript through the hook code (offline probe)."""
-    try:
-        from rolling_graph.replay import ReplayOptions, replay
-    except ImportError:  # replay not available in this build: list the session instead
-        return False
     replay([transcript], options=ReplayOptions(probe="offline", mode="sync"), home=settings.home)
-    return (settings.sessions_dir / f"{transcript.stem}.graph.json").exists()
+    return _has_session(settings, transcript.stem)
 
 
 def recover(settings: Settings, *, quick: bool = False, projects_dir: Path | None = None) -> RecoverReport:
     """Drain the queue, reconcile stale sidecars and (unless ``quick``) find orphan transcripts."""
-    from rolling_graph.reconcile import db
-
     report = RecoverReport()
+    report.cleaned = SidecarStore(settings).clean_temp()
     if not quick:
         for transcript in orphan_transcripts(settings, projects_dir):
             try:

@@ -12,9 +12,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from rolling_graph import snapshot
 from rolling_graph.config import Settings
 from rolling_graph.model import iso, utcnow
-from rolling_graph.reconcile import rank, snapshot
+from rolling_graph.reconcile import rank
+from rolling_graph.reconcile.snapshot import write_snapshot
 
 #: How many nodes each cheap leg contributes to the candidate pool.
 PER_LEG = 100
@@ -125,7 +127,7 @@ def refresh_snapshot(conn: Any, settings: Settings, root: str) -> dict[str, Any]
     row = conn.execute("SELECT id FROM projects WHERE root = %s", (root,)).fetchone()
     if row is None:
         return None
-    snap = build_snapshot(conn, int(row[0]), root)
+    snap = build_snapshot(conn, int(row[0]), root, settings.clock.now())
     conn.commit()
-    snapshot.write_snapshot(settings.home, root, snap)
+    write_snapshot(settings.home, root, snap)
     return snap

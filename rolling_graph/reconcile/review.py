@@ -17,7 +17,7 @@ overwritten.
 
 from __future__ import annotations
 
-import os
+import getpass
 import re
 from dataclasses import dataclass
 from datetime import datetime
@@ -55,12 +55,13 @@ def clean_text(text: str) -> str:
     return " ".join(text.replace("<!--", " ").replace("-->", " ").split())
 
 
-def reviewer() -> str:
-    """Who is approving: ``$ROLLING_GRAPH_REVIEWER``, else the login name."""
-    import getpass
+def reviewer(settings: Settings | None = None) -> str:
+    """Who is approving: ``settings.reviewer`` (``$ROLLING_GRAPH_REVIEWER``), else the login name."""
+    if settings is not None and settings.reviewer:
+        return settings.reviewer
 
     try:
-        return os.environ.get("ROLLING_GRAPH_REVIEWER") or getpass.getuser()
+        return getpass.getuser()
     except (KeyError, OSError):
         return "unknown"
 
@@ -91,7 +92,7 @@ def refresh(
     gs: GraduationSettings = DEFAULT, now: datetime | None = None,
 ) -> drafts.DraftRecord | None:
     """Retire a stale draft and draft the node afresh (inside the caller's transaction)."""
-    now = now or utcnow()
+    now = now or settings.clock.now()
     conn.execute(
         "UPDATE graduation_drafts SET status = 'stale', decided_at = %s, decided_by = 'node changed' WHERE id = %s",
         (now, draft["id"]),
@@ -119,7 +120,7 @@ def approve(
     gs: GraduationSettings = DEFAULT, now: datetime | None = None,
 ) -> ReviewResult:
     """Approve a pending draft (``text`` replaces it: an edit). A stale draft is refreshed instead."""
-    now = now or utcnow()
+    now = now or settings.clock.now()
     embedder = embedder or embeddings.get_embedder(settings)
     with conn.transaction():
         draft, refusal = _pending_draft(conn, draft_id)
@@ -137,11 +138,11 @@ def approve(
             " approved_by, approved_at, edited_in_review) VALUES (%s, %s, %s, %s, %s, %s::vector, %s, %s, %s, %s, %s, %s, %s) "
             "RETURNING id",
             (draft["project_id"], draft["node_id"], draft_id, draft["kind"], content, embeddings.vector_literal(vec),
-             embedder.model, embedder.dim, draft["sessions"], draft["events"], by or reviewer(), now, edited),
+             embedder.model, embedder.dim, draft["sessions"], draft["events"], by or reviewer(settings), now, edited),
         ).fetchone()[0]
         conn.execute(
             "UPDATE graduation_drafts SET status = 'approved', decided_at = %s, decided_by = %s WHERE id = %s",
-            (now, by or reviewer(), draft_id),
+            (now, by or reviewer(settings), draft_id),
         )
         nodes = seed.seed_memories(conn, draft["project_id"], now, gs, [int(memory_id)])
     seed.finish(conn, settings, draft["project_id"], nodes, embedder)
@@ -197,6 +198,34 @@ def skip(draft_id: int) -> ReviewResult:
 
 def memory_path(settings: Settings, root: str) -> Path:
     return settings.home / "memory" / f"{project_key(root)}.md"
+
+
+def import_line(settings: Settings, root: str) -> str:
+    """The line that makes Claude Code load the project's memory file: ``@~/.claude/…/<key>.md``."""
+    path = memory_path(settings, root)
+    home = Path.home()
+    shown = f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
+    return f"@{shown}"
+
+
+def import_hint(settings: Settings, root: str) -> str | None:
+    """What to add to ``CLAUDE.md`` for the project's memories to load (None: no memory file yet).
+
+    Says so when the project's ``CLAUDE.md`` or the user's ``~/.claude/CLAUDE.md`` already
+    imports the file."""
+    path = memory_path(settings, root)
+    if not path.is_file():
+        return None
+    line = import_line(settings, root)
+    project_md, user_md = Path(root) / "CLAUDE.md", Path.home() / ".claude" / "CLAUDE.md"
+    for md in (project_md, user_md):
+        try:
+            text = md.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if line in text.split() or f"@{path}" in text.split():
+            return f"{md} already imports the approved memories ({line})."
+    return f"To load the approved memories in Claude Code, add this line to {project_md}:\n{line}"
 
 
 def _short(ref: str) -> str:
@@ -271,7 +300,7 @@ def sync_file_changes(conn: Any, settings: Settings, pid: int, now: datetime) ->
 
 def export_project(conn: Any, settings: Settings, pid: int, now: datetime | None = None) -> Path:
     """Write exactly the project's approved, live memories to its markdown file (atomic)."""
-    now = now or utcnow()
+    now = now or settings.clock.now()
     with conn.transaction():
         sync_file_changes(conn, settings, pid, now)
         root = conn.execute("SELECT root FROM projects WHERE id = %s", (pid,)).fetchone()[0]

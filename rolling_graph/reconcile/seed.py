@@ -3,7 +3,7 @@
 Sources: approved flat memories (their own node becomes the anchor), and a user's own
 markdown notes or ``CLAUDE.md`` bullets (one anchor per bullet). An anchor's seed weight
 comes from its kind — correction 0.9 > decision 0.8 > preference 0.7 > note 0.6 (see
-:class:`rolling_graph.reconcile.graduation.GraduationSettings`) — and it never decays below its floor
+:class:`rolling_graph.config.GraduationSettings`) — and it never decays below its floor
 (0.2). Seeding is idempotent: a node is keyed by its slug, weights and floors only move
 up (``greatest``), and the warm weight is recomputed from contributions plus the seed
 (:func:`rolling_graph.reconcile.upsert.recompute_nodes`), so running it twice changes nothing.
@@ -20,7 +20,10 @@ from typing import Any
 
 from rolling_graph.config import Settings
 from rolling_graph.model import ID_MAX, LABEL_MAX, SUMMARY_MAX, slugify
+from rolling_graph.reconcile import embeddings, resume
 from rolling_graph.reconcile.graduation import DEFAULT, MEMORY_KINDS, GraduationSettings, seed_weight
+from rolling_graph.reconcile.reconcile import embed_nodes
+from rolling_graph.reconcile.upsert import recompute_nodes
 from rolling_graph.redact import redact
 
 _BULLET_RE = re.compile(r"^\s{0,6}(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(?P<text>\S.*)$")
@@ -170,23 +173,16 @@ def seed_notes(
 
 def _recompute(conn: Any, pid: int, ids: list[str]) -> None:
     if ids:
-        from rolling_graph.reconcile.upsert import recompute_nodes
-
         recompute_nodes(conn, pid, sorted(set(ids)))
 
 
 def finish(conn: Any, settings: Settings, pid: int, nodes: list[dict[str, Any]], embedder: Any = None) -> None:
     """After the seeding transaction: embed the anchors and refresh the resume snapshot."""
-    from rolling_graph.reconcile import embeddings
-    from rolling_graph.reconcile.reconcile import embed_nodes
-
     unique = list({n["id"]: n for n in nodes}.values())
     embed_nodes(conn, embedder or embeddings.get_embedder(settings), pid, unique)
     root = conn.execute("SELECT root FROM projects WHERE id = %s", (pid,)).fetchone()
     conn.commit()
     if root:
-        from rolling_graph.reconcile import resume
-
         resume.refresh_snapshot(conn, settings, root[0])
 
 

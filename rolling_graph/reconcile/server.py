@@ -1,7 +1,8 @@
 """The embedded PostgreSQL (``pgserver`` wheel: PostgreSQL 16 + pgvector) under ``$ROLLING_GRAPH_HOME/pg``.
 
-Started on first use and left running, shared by every session and process of the user;
-``rgraph db stop`` stops it. Attaching to a running server only reads ``postmaster.pid``
+Started on demand, shared by every session and process of one state directory, and stopped
+after it has been idle ``[db] idle_stop_s`` seconds (:mod:`rolling_graph.reconcile.server_watch`)
+or by ``rgraph db stop``; an ``rgraph`` command stops a server it started itself before it exits. Attaching to a running server only reads ``postmaster.pid``
 (no ``pgserver`` import, ~1 ms). Starting goes through our own ``fcntl`` lock because two
 processes doing pgserver's first start at once race on its ``mkdir``. pgserver prints an
 ``XDG_RUNTIME_DIR`` warning on stderr: while it runs, fd 2 points at the server log so no
@@ -19,11 +20,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from rolling_graph.errors import RollingGraphError
+
 DB_NAME = "rolling_graph"
 START_TIMEOUT_S = 30.0
 
 
-class EmbeddedServerError(RuntimeError):
+class EmbeddedServerError(RollingGraphError, RuntimeError):
     """The embedded server could not be started; the message says what to do."""
 
 
@@ -127,11 +130,16 @@ def _ensure_database(info: PostmasterInfo) -> None:
                 conn.execute(f'CREATE DATABASE "{DB_NAME}"')
 
 
+#: State directories whose embedded server this process started (see :func:`stop_started_here`).
+STARTED_HERE: set[Path] = set()
+
+
 def ensure_running(home: Path) -> str:
     """Start the embedded server if needed and return a DSN for our database.
 
     Safe to call from many processes at once: the fast path only reads ``postmaster.pid``;
-    the slow path serializes behind ``$ROLLING_GRAPH_HOME/pg.lock``.
+    the slow path serializes behind ``$ROLLING_GRAPH_HOME/pg.lock``. A server this call
+    starts is recorded in :data:`STARTED_HERE`.
     """
     info = running_info(home)
     if info is not None:
@@ -140,6 +148,7 @@ def ensure_running(home: Path) -> str:
     with _file_lock(_lock_path(home)):
         info = running_info(home)
         if info is None:
+            STARTED_HERE.add(home)
             try:
                 _start_with_pgserver(pg_dir(home), home / "logs" / "pgserver.log")
             except Exception as exc:  # noqa: BLE001 - pgserver raises many kinds
@@ -158,6 +167,7 @@ def ensure_running(home: Path) -> str:
 
 def stop(home: Path, timeout_s: float = 20.0) -> bool:
     """Stop the embedded server (fast shutdown). Returns False when it was not running."""
+    STARTED_HERE.discard(home)
     with _file_lock(_lock_path(home)):
         info = running_info(home)
         if info is None:
@@ -181,6 +191,13 @@ def stop(home: Path, timeout_s: float = 20.0) -> bool:
         while _alive(info.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
         return True
+
+
+def stop_started_here() -> list[Path]:
+    """Stop every embedded server this process started; returns their state directories.
+
+    ``rgraph`` calls it on exit: a command leaves nothing running that it did not find running."""
+    return [home for home in sorted(STARTED_HERE) if stop(home)]
 
 
 def _pg_bin(name: str) -> Path:

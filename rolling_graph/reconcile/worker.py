@@ -1,11 +1,16 @@
-"""Detached worker the hooks spawn (``rolling_graph.detach.spawn_detached``)::
+"""The warm graph's detached worker, installed as the ``rgraph-worker`` command (the hooks
+start it by that name: ``rolling_graph.warm``)::
 
-    python -m rolling_graph.reconcile.worker reconcile --session ID --trigger pre-compact|session-end|manual|recover
-    python -m rolling_graph.reconcile.worker pull --session ID --prompt-file PATH [--keep-prompt-file]
-    python -m rolling_graph.reconcile.worker recover [--quick]
+    rgraph-worker reconcile --session ID --trigger pre-compact|session-end|manual|recover
+    rgraph-worker finish --session ID --trigger pre-compact|session-end
+    rgraph-worker pull --session ID --prompt-file PATH [--keep-prompt-file]
+    rgraph-worker recover [--quick]
 
-Prints one JSON line per run (the spawner points stdout at a log file). Exit 0 when the
-work is done *or* safely queued because the database is down; 1 on other failures.
+``finish`` is what PreCompact and SessionEnd start: probe what the session has pending
+(the hot graph's :func:`rolling_graph.probe.runner.drain`), then reconcile. Also runs as
+``python -m rolling_graph.reconcile.worker``. Prints one JSON line per run (the spawner
+points stdout at a log file). Exit 0 when the work is done *or* safely queued because the
+database is down; 1 on other failures.
 """
 
 from __future__ import annotations
@@ -13,9 +18,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 from rolling_graph.config import Settings, load_settings
+from rolling_graph.detach import lower_priority
+from rolling_graph.probe.runner import drain
+from rolling_graph.reconcile import db, recover
+from rolling_graph.reconcile.pull import run_pull
+from rolling_graph.reconcile.reconcile import MissingProject, load_sidecar, reconcile_session
+from rolling_graph.sidecar import InvalidSessionId, validate_session_id
+
+TRIGGERS = ["pre-compact", "session-end", "manual", "recover"]
 
 
 def _emit(payload: dict[str, object]) -> None:
@@ -23,9 +37,6 @@ def _emit(payload: dict[str, object]) -> None:
 
 
 def cmd_reconcile(settings: Settings, session_id: str, trigger: str) -> int:
-    from rolling_graph.reconcile import db, recover
-    from rolling_graph.reconcile.reconcile import MissingProject, load_sidecar, reconcile_session
-
     doc = load_sidecar(settings, session_id)
     if doc is None:
         _emit({"op": "reconcile", "session": session_id, "error": "no sidecar"})
@@ -43,10 +54,15 @@ def cmd_reconcile(settings: Settings, session_id: str, trigger: str) -> int:
     return 0
 
 
-def cmd_pull(settings: Settings, session_id: str, prompt_file: Path, keep: bool) -> int:
-    from rolling_graph.reconcile import db
-    from rolling_graph.reconcile.pull import run_pull
+def cmd_finish(settings: Settings, session_id: str, trigger: str) -> int:
+    """A flush: the session's pending events are probed first, so the warm graph gets the
+    final hot graph."""
+    probes = drain(settings, session_id)
+    _emit({"op": "probe", "session": session_id, "probes": probes})
+    return cmd_reconcile(settings, session_id, trigger)
 
+
+def cmd_pull(settings: Settings, session_id: str, prompt_file: Path, keep: bool) -> int:
     try:
         prompt = prompt_file.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -65,21 +81,20 @@ def cmd_pull(settings: Settings, session_id: str, prompt_file: Path, keep: bool)
 
 
 def cmd_recover(settings: Settings, quick: bool) -> int:
-    from dataclasses import asdict
-
-    from rolling_graph.reconcile.recover import recover
-
-    report = recover(settings, quick=quick)
+    report = recover.recover(settings, quick=quick)
     _emit({"op": "recover", **asdict(report)})
     return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m rolling_graph.reconcile.worker")
+    parser = argparse.ArgumentParser(prog="rgraph-worker")
     sub = parser.add_subparsers(dest="command", required=True)
     rec = sub.add_parser("reconcile")
     rec.add_argument("--session", required=True)
-    rec.add_argument("--trigger", default="manual", choices=["pre-compact", "session-end", "manual", "recover"])
+    rec.add_argument("--trigger", default="manual", choices=TRIGGERS)
+    fin = sub.add_parser("finish")
+    fin.add_argument("--session", required=True)
+    fin.add_argument("--trigger", required=True, choices=TRIGGERS)
     pull = sub.add_parser("pull")
     pull.add_argument("--session", required=True)
     pull.add_argument("--prompt-file", required=True, type=Path)
@@ -92,22 +107,18 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if argv is None:  # run as a detached process: yield the CPU to the user's session
-        from rolling_graph.detach import lower_priority
-
         lower_priority()
     settings = load_settings()
     if getattr(args, "session", None):
         try:
-            from rolling_graph.sidecar import validate_session_id
-
             validate_session_id(args.session)
-        except ImportError:
-            pass
-        except ValueError as exc:
+        except InvalidSessionId as exc:
             _emit({"op": args.command, "error": str(exc)})
             return 1
     if args.command == "reconcile":
         return cmd_reconcile(settings, args.session, args.trigger)
+    if args.command == "finish":
+        return cmd_finish(settings, args.session, args.trigger)
     if args.command == "pull":
         return cmd_pull(settings, args.session, args.prompt_file, args.keep_prompt_file)
     return cmd_recover(settings, args.quick)

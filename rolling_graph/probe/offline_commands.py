@@ -1,0 +1,205 @@
+"""Shell commands folded for the offline probe: what ran, how it went, what broke.
+
+* **commands** — test and check (build, lint) commands, normalised
+  (:func:`.tool_output.command_parts`): facts ``runs``, ``outcome``, ``result``
+  (``1 failed of 58 → 0 failed of 58``); ``tests`` the files edited; a background run is
+  settled when its output arrives (TaskOutput, a read of its output file, the task
+  notification)
+* **errors** — a failing run's first meaningful line, ``state`` open until a later run of
+  the same command (or the whole suite, or the same check) passes; ``blocks`` the command.
+  A one-off look that fails (``head``, ``grep``, ``python -c``) is no error of the work
+* **commits** — ``git commit`` with its short sha and subject; ``edits`` the files added
+* **the tracker** — ``bd show/create/update/close`` as tasks (:mod:`.offline_tasks`)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Any
+
+from ..filepaths import file_id, looks_like_file, relativize
+from ..model import slugify
+from . import offline_tasks as tasks
+from . import tool_output as out
+from .proposal import Proposal, event_seq
+
+if TYPE_CHECKING:
+    from ..types import PendingEvent
+
+_TASK_OUTPUT_RE = re.compile(r"/tasks/([A-Za-z0-9_-]{3,40})\.output\b")
+_PATH_TOKEN_RE = re.compile(r"(?<![\w/.~-])(?:\.{0,2}/)?[\w@.-]+(?:/[\w@.-]+)*\.[A-Za-z0-9]{1,10}\b")
+NAMES_PER_COMMAND = 4
+
+
+def _output(event: PendingEvent) -> str:
+    """A shell event's output: its text after the ``$ command`` line(s)."""
+    text = str(event.get("text") or "")
+    if not text.startswith("$ "):
+        return text
+    command = str((event.get("data") or {}).get("cmd") or "")
+    if command and text.startswith(f"$ {command}"):
+        return text[len(command) + 2 :].lstrip("\n")
+    return text.split("\n", 1)[1] if "\n" in text else ""
+
+
+def _paths_in(p: Proposal, part: str, cwd: str | None) -> list[str]:
+    found = []
+    for token in _PATH_TOKEN_RE.findall(part):
+        if looks_like_file(token):
+            path = p.path(token, cwd)
+            if path:
+                found.append(path)
+    return found[:4]
+
+
+def error_node(p: Proposal, output: str, family: str, blocked: str | None, seq: int | None) -> str | None:
+    line = out.error_line(output)
+    if not line:
+        return None
+    eid = p.node(line[:110], "technical", "error", nid=out.error_id(line))
+    p.set(eid, state="open", **{"from": family[:80]})
+    p.by(eid, "tool", seq)
+    p.edge(eid, "blocks", blocked, 0.6)
+    return eid
+
+
+def resolve(p: Proposal, family: str, command: str | None, whole: bool) -> None:
+    """A passing run resolves the errors that blocked it; a whole-suite run (no file
+    arguments) every open error of its family."""
+    for eid in p.of_kind("error"):
+        if p.fact(eid, "state") != "open":
+            continue
+        blocked = command is not None and (f"{eid}|blocks|{command}" in p.edges or f"{eid}|blocks|{command}" in p.edge_keys)
+        if blocked or (whole and p.fact(eid, "from") == family):
+            p.set(eid, state="resolved")
+
+
+def settle(p: Proposal, cid: str, kind: str, family: str, output: str, failed: bool, seq: int | None, state: dict[str, Any],
+           masked: bool = True) -> None:
+    """Record a finished run's outcome on its command node; open or resolve errors."""
+    outcome, short = out.outcome(kind, output, failed, masked)
+    prev, prev_outcome = p.fact(cid, "result"), p.fact(cid, "outcome")
+    if prev and prev_outcome and prev_outcome != outcome:
+        result = f"{str(prev).split(' → ')[-1]} → {short}"
+    else:
+        result = "" if short == "passed" else short
+    p.set(cid, outcome=outcome, result=result[:120], ref="")
+    p.by(cid, "tool", seq)
+    if outcome == "fail":
+        error_node(p, output, family, cid, seq)
+        return
+    whole = kind == "check" or not _paths_in(p, p.label_of(cid), None)
+    resolve(p, family, cid, whole=whole)
+    if whole and kind == "test":  # the whole suite passed: so do the narrower runs that failed before
+        for other in p.of_kind("command"):
+            if other != cid and p.fact(other, "outcome") == "fail" and (out.classify(p.label_of(other)) or ("", ""))[1] == family:
+                p.set(other, outcome="pass", result=f"{str(p.fact(other, 'result') or 'failed').split(' → ')[-1]} → passed in the whole suite"[:120])
+
+
+def _run(p: Proposal, event: PendingEvent, state: dict[str, Any], part: str, kind: str, family: str, seq: int | None) -> None:
+    data, output = event.get("data") or {}, _output(event)
+    cid = p.node(part[:80], "technical", "command", nid=slugify(part[:80]))
+    if not cid:
+        return
+    p.set(cid, runs=int(p.fact(cid, "runs") or 0) + 1)
+    for fid in dict.fromkeys([*state.get("edited", [])[-3:], *filter(None, (p.file(f) for f in _paths_in(p, part, event.get("cwd"))))]):
+        p.edge(cid, "tests", fid, 0.6)
+    p.edge(cid, "tests", state.get("task"), 0.5)
+    if data.get("bg"):
+        p.set(cid, ref=str(data["bg"])[:40], result="running in the background", outcome=None)
+        p.by(cid, "tool", seq)
+        return
+    masked = not data or "|" in str(data.get("cmd") or "")  # `cmd | tail` exits as tail does
+    settle(p, cid, kind, family, output, bool(data.get("failed")) if data else bool(event.get("error")), seq, state, masked)
+
+
+def background_done(p: Proposal, ref: str, output: str, failed: bool, seq: int | None, state: dict[str, Any], *, final: bool) -> None:
+    cid = p.find("command", ref=ref) if ref else None
+    if not cid:
+        return
+    c = out.classify(p.label_of(cid)) or ("check", out.family_of(p.label_of(cid)))
+    if final or out.test_counts(output) is not None:
+        settle(p, cid, c[0], c[1], output, failed, seq, state)
+
+
+def _commit(p: Proposal, event: PendingEvent, command: str, seq: int | None) -> None:
+    found = out.commit_result(_output(event))
+    if not found:
+        return
+    sha, subject = found
+    nid = p.node(f"{sha} {subject}"[:120], "project", "commit", nid=f"commit-{sha}")
+    p.set(nid, ref=sha)
+    p.by(nid, "tool", seq)
+    for part in out.command_parts(command):
+        if part.startswith("git add"):
+            for path in _paths_in(p, part, event.get("cwd")):
+                if p.exists(file_id(path)):
+                    p.edge(nid, "edits", file_id(path), 0.5)
+    resolve(p, "git commit", None, whole=True)
+
+
+def _tracker(p: Proposal, event: PendingEvent, state: dict[str, Any], part: str, seq: int | None) -> None:
+    parsed = out.bd_command(part)
+    if not parsed or (event.get("data") or {}).get("failed"):
+        return
+    verb, ids, opts = parsed
+    output = _output(event)
+    if verb == "show":
+        shown = out.bd_show(output)
+        if shown:
+            tasks.task_node(p, state, seq, ref=shown[0], title=shown[1], status=shown[2])
+    elif verb == "create":
+        created = out.bd_created(output)
+        if created:
+            tasks.task_node(p, state, seq, ref=created[0], title=created[1] or opts.get("title") or opts.get("t"), status="pending")
+    else:
+        status = {"close": "completed", "done": "completed", "reopen": "pending", "start": "in_progress"}.get(verb)
+        status = status or out.bd_status(opts.get("status") or opts.get("s") or "")
+        if "claim" in opts:
+            status = "in_progress"
+        for ref in ids:
+            tasks.task_node(p, state, seq, ref=ref, status=status)
+
+
+def fold_bash(p: Proposal, event: PendingEvent, state: dict[str, Any], seq: int | None) -> None:
+    data = event.get("data") or {}
+    text = str(event.get("text") or "")
+    command = str(data.get("cmd") or (text.split("\n", 1)[0][2:] if text.startswith("$ ") else ""))
+    failed = bool(data.get("failed")) if data else bool(event.get("error"))
+    m = _TASK_OUTPUT_RE.search(command)
+    if m:  # reading a background run's output file
+        background_done(p, m.group(1), _output(event), False, seq, state, final=False)
+        return
+    target = out.cd_target(command)
+    if target:  # `cd <dir> && mix test test/x.exs`: the paths are the directory's
+        moved = relativize(target, p.project, str(event.get("cwd") or "") or None)
+        event = {**event, "cwd": None if moved in (".", "") or moved.startswith(("/", "~")) else moved}  # type: ignore[typeddict-item]
+    kinds = [(part, out.classify(part)) for part in out.command_parts(command)]
+    known = [(part, c) for part, c in kinds if c]
+    for part, (kind, family) in known:
+        if kind in ("test", "check"):
+            _run(p, event, state, part, kind, family, seq)
+        elif kind == "commit":
+            _commit(p, event, command, seq)
+        elif kind == "tracker":
+            _tracker(p, event, state, part, seq)
+    ran_tests = any(c[0] in ("test", "check") for _, c in known)
+    if not any(c[0] in ("commit", "tracker") for _, c in known):  # a script's names, not a message's
+        for name in out.frequent_names(command, NAMES_PER_COMMAND):
+            p.by(p.node(name, "technical", "symbol"), "tool", seq)
+    if failed and not ran_tests and kinds and not out.is_adhoc(kinds[0][0]):
+        # (a one-off look — head, grep, python -c — that fails is no problem of the work)
+        family = next((c[1] for _, c in known), None) or out.family_of(command)
+        error_node(p, _output(event) or text, family, state.get("task"), seq)
+    elif not failed and not ran_tests and kinds:
+        resolve(p, out.family_of(command), None, whole=True)
+
+
+def notification(p: Proposal, text: str, event: PendingEvent, state: dict[str, Any]) -> None:
+    """A ``<task-notification>`` (a background command finished): settle its run."""
+    ref = re.search(r"<task-id>([^<]{1,40})</task-id>", text)
+    status = re.search(r"<status>([^<]{1,20})</status>", text)
+    code = re.search(r"exit code (\d+)", text)
+    if ref and status and status.group(1) in ("completed", "failed", "killed"):
+        failed = status.group(1) != "completed" or bool(code and code.group(1) != "0")
+        background_done(p, ref.group(1).strip(), "", failed, event_seq(event), state, final=True)

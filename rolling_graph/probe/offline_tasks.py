@@ -1,0 +1,123 @@
+"""Task lists, answers and plans folded for the offline probe.
+
+* **tasks** — TodoWrite items, TaskCreate/TaskUpdate (by their id) and tracker issues
+  (``bd``, through :mod:`.offline_commands`): ``task`` nodes with ``status``; the task in
+  progress is the topic later edits hang from; a new task ``depends_on`` from the request
+* **answers** to Claude's questions (AskUserQuestion): ``request`` nodes in the user's
+  words, ``informs`` the task at hand
+* **plans** (ExitPlanMode, approved): a ``decision`` by the assistant that ``decides`` the
+  code names it plans to touch
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..model import slugify
+from . import tool_output as out
+from .proposal import Proposal
+
+
+def task_node(p: Proposal, state: dict[str, Any], seq: int | None, *, ref: str | None = None, title: str | None = None,
+              status: str | None = None, key: str | None = None) -> str | None:
+    """A task-list item (tracker ref, or the item's own words as ``key``) and its status."""
+    ident = ref or key
+    if not ident:
+        return None
+    nid = "task-" + slugify(ident)[:59]
+    label = (f"{ref}: {title}" if ref and title else title or ident)[:120]
+    if p.exists(nid) and title and p.label_of(nid) != label:
+        p.relabel(nid, label)
+    new = not p.exists(nid)
+    tid = p.node(label, "project", "task", nid=nid, activate=bool(status))
+    if not tid:
+        return None
+    if ref:
+        p.set(tid, ref=ref[:40])
+    if status:
+        p.set(tid, status=status)
+    p.by(tid, "assistant", seq)
+    if new:
+        p.edge(state.get("request"), "depends_on", tid, 0.5)
+    if status == "in_progress":
+        state["task"] = state["topic"] = tid
+    elif status == "completed" and state.get("task") == tid:
+        state["task"] = None
+    return tid
+
+
+def fold_todos(p: Proposal, state: dict[str, Any], data: dict[str, Any], seq: int | None) -> None:
+    for item in data.get("todos", []):
+        if not (isinstance(item, list) and len(item) == 2):
+            continue
+        content, status = str(item[0]), str(item[1])
+        nid = "task-" + slugify(content)[:59]
+        if p.exists(nid) and p.fact(nid, "status") == status:
+            continue
+        task_node(p, state, seq, key=content, title=content, status=status)
+
+
+def fold_task_tools(p: Proposal, state: dict[str, Any], tool: str, data: dict[str, Any], seq: int | None) -> None:
+    ref, subject = str(data.get("ref") or ""), str(data.get("subject") or "")
+    if tool == "TaskCreate" and subject:
+        tid = task_node(p, state, seq, key=subject, title=subject, status="pending")
+        if tid and ref:
+            p.set(tid, ref=ref[:40])
+        return
+    tid = p.find("task", ref=ref) if ref else None
+    status = data.get("status") if data.get("status") in ("pending", "in_progress", "completed") else None
+    if tid:
+        if subject:
+            p.relabel(tid, subject[:120])
+        p.node(p.label_of(tid), "project", "task", nid=tid)
+        if status:
+            p.set(tid, status=status)
+            if status == "in_progress":
+                state["task"] = state["topic"] = tid
+        p.by(tid, "assistant", seq)
+    elif subject:
+        task_node(p, state, seq, key=subject, title=subject, status=status)
+
+
+def gist(text: str, limit: int = 110) -> str:
+    """The opening of ``text`` in whole sentences within ``limit`` characters, else its
+    first sentence cut at a word."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    ends = [m.start() for m in re.finditer(r"(?<=[.!?])\s", text) if m.start() <= limit]
+    if ends and ends[-1] >= 50:
+        return text[: ends[-1]]
+    return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+def fold_answers(p: Proposal, state: dict[str, Any], data: dict[str, Any], seq: int | None) -> None:
+    for item in data.get("qa", []):
+        if not (isinstance(item, list) and len(item) == 3):
+            continue
+        header, question, answer = (str(x) for x in item)
+        label = gist(f"{header}: {answer}" if header else answer)
+        rid = p.node(label, "project", "request", summary=f"Q: {question} — A: {answer}"[:280], nid="req-" + slugify(label)[:59])
+        p.by(rid, "user", seq)
+        p.edge(rid, "informs", state.get("task") or state.get("topic"), 0.6)
+
+
+def fold_plan(p: Proposal, state: dict[str, Any], data: dict[str, Any], seq: int | None) -> None:
+    plan = str(data.get("plan") or "")
+    lines = [ln.strip() for ln in plan.splitlines() if ln.strip()]
+    if not lines or data.get("failed"):
+        return
+    title = lines[0].lstrip("#").strip()
+    title = re.sub(r"^(?:implementation\s+)?plan\s*[:—-]\s*", "", title, flags=re.IGNORECASE) or title
+    summary = next((ln for ln in lines[1:] if not ln.startswith("#")), "")
+    pid = p.node(gist(f"Plan: {title}", 100), "technical", "decision", summary=summary[:280] or None,
+                 nid="plan-" + slugify(title)[:58], confidence="observed")
+    p.by(pid, "assistant", seq)
+    spans = out.code_names(" ".join(re.findall(r"`([^`\n]{3,80})`", plan)), 8)
+    for name in list(dict.fromkeys(spans + out.frequent_names(plan, 10)))[:14]:
+        sid = p.node(name, "technical", "symbol")
+        p.by(sid, "assistant", seq)
+        p.edge(pid, "decides", sid, 0.5)
+    if not state.get("task"):
+        state["topic"] = pid

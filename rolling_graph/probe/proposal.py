@@ -1,0 +1,196 @@
+"""A proposal under construction: the RFC 6902 operations the offline probe will return.
+
+The offline probe's extractors (prompts, assistant text, tool calls) write through one
+:class:`Proposal`, which knows the graph as it was and what this batch has added, so a
+name seen twice is one node, an existing node is activated once, and facts are merged
+per node and emitted once, at :meth:`Proposal.finish`. Everything it proposes is still
+validated by :mod:`rolling_graph.patch` (facts as ``trusted``: this is our own code).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..filepaths import file_id, file_label, is_harness_path, relativize
+from ..model import name_id, slugify
+
+if TYPE_CHECKING:
+    from ..types import PendingEvent, SessionDoc
+
+#: New nodes one probe may add (tool-heavy batches name many files and symbols).
+MAX_NODES_PER_PROBE = 100
+#: Stay under the validator's operation bound for trusted proposals (rolling_graph.patch).
+MAX_OPS = 390
+
+
+_RANK = {"tool": 0, "assistant": 1, "user": 2}
+
+
+def event_seq(event: PendingEvent) -> int | None:
+    """The session event counter of an event id (``"e17"`` → 17)."""
+    eid = str(event.get("id") or "")
+    digits = eid[1:]
+    return int(digits) if eid[:1] in ("e", "a") and digits.isdigit() else None
+
+
+class Proposal:
+    def __init__(self, doc: SessionDoc) -> None:
+        self.nodes: dict[str, Any] = doc.get("nodes", {})
+        self.edges: dict[str, Any] = doc.get("edges", {})
+        self.project: str | None = doc.get("project") if isinstance(doc.get("project"), str) else None
+        self.ops: list[dict[str, Any]] = []
+        self.added: dict[str, dict[str, Any]] = {}
+        self.activated: set[str] = set()
+        self.edge_keys: set[str] = set()
+        self.notes: list[str] = []
+        self._facts: dict[str, dict[str, Any]] = {}  # updates for nodes that existed before
+
+    # -- reading ---------------------------------------------------------------------------
+    def exists(self, nid: str) -> bool:
+        return nid in self.nodes or nid in self.added
+
+    def get(self, nid: str) -> dict[str, Any]:
+        return self.added.get(nid) or self.nodes.get(nid) or {}
+
+    def label_of(self, nid: str) -> str:
+        return str(self.get(nid).get("label", nid))
+
+    def kind_of(self, nid: str) -> str:
+        return str(self.get(nid).get("kind", ""))
+
+    def fact(self, nid: str, key: str, default: Any = None) -> Any:
+        if nid in self._facts and key in self._facts[nid]:
+            return self._facts[nid][key]
+        facts = self.get(nid).get("facts")
+        return facts.get(key, default) if isinstance(facts, dict) else default
+
+    def find(self, kind: str, **facts: Any) -> str | None:
+        """The most recent node of ``kind`` whose facts match (added ones first)."""
+        for pool in (self.added, self.nodes):
+            hits = [
+                nid for nid, n in pool.items()
+                if n.get("kind") == kind and all(self.fact(nid, k) == v for k, v in facts.items())
+            ]
+            if hits:
+                return max(hits, key=lambda nid: self.fact(nid, "seq") or 0)
+        return None
+
+    def of_kind(self, kind: str) -> list[str]:
+        return [nid for nid, n in {**self.nodes, **self.added}.items() if n.get("kind") == kind]
+
+    def full(self) -> bool:
+        return len(self.ops) + len(self._facts) >= MAX_OPS
+
+    # -- writing ---------------------------------------------------------------------------
+    def node(
+        self,
+        label: str,
+        domain: str,
+        kind: str,
+        summary: str | None = None,
+        *,
+        nid: str | None = None,
+        activate: bool = True,
+        confidence: str | None = None,
+    ) -> str | None:
+        """The id of the node for ``label`` (added if new, activated once if it existed)."""
+        nid = nid or (name_id(label) if kind == "symbol" else slugify(label))
+        if self.exists(nid):
+            if activate and nid in self.nodes and nid not in self.activated and not self.full():
+                self.activated.add(nid)
+                self.ops.append({"op": "replace", "path": f"/nodes/{nid}/weight", "value": 1.0})
+            return nid
+        if self.full() or len(self.added) >= MAX_NODES_PER_PROBE:
+            return None
+        value: dict[str, Any] = {"label": label, "domain": domain, "kind": kind}
+        if summary:
+            value["summary"] = summary
+        if confidence:
+            value["confidence"] = confidence
+        elif kind in ("decision", "correction"):
+            value["confidence"] = "correction" if kind == "correction" else "observed"
+        self.added[nid] = value
+        self.ops.append({"op": "add", "path": f"/nodes/{nid}", "value": value})
+        return nid
+
+    def path(self, path: str, cwd: str | None = None) -> str | None:
+        """A path as the graph keys it (relative to the project root; a relative one taken
+        from ``cwd``), or None for the harness's own files."""
+        if is_harness_path(path):
+            return None
+        if cwd and not path.startswith(("/", "~")):
+            path = f"{cwd.rstrip('/')}/{path}"
+        rel = relativize(path, self.project)
+        return None if not rel or rel == "." or is_harness_path(rel) else rel
+
+    def file(self, path: str) -> str | None:
+        """The node of a file (a path as :meth:`path` gives it), its ``path`` fact set."""
+        fid = self.node(file_label(path), "technical", "file", nid=file_id(path))
+        if fid:
+            self.set(fid, path=path[:300])
+        return fid
+
+    def relabel(self, nid: str, label: str) -> None:
+        if nid in self.added:
+            self.added[nid]["label"] = label
+        elif nid in self.nodes and self.nodes[nid].get("label") != label and not self.full():
+            self.ops.append({"op": "replace", "path": f"/nodes/{nid}/label", "value": label})
+
+    def set(self, nid: str | None, **facts: Any) -> None:
+        """Fold facts into a node (merged; emitted once per node, at :meth:`finish`)."""
+        if not nid or not self.exists(nid):
+            return
+        if nid in self.added:
+            self.added[nid].setdefault("facts", {}).update(facts)
+            return
+        changed = {k: v for k, v in facts.items() if self.fact(nid, k) != v}
+        if changed and (nid in self._facts or not self.full()):
+            self._facts.setdefault(nid, {}).update(changed)
+
+    def by(self, nid: str | None, who: str, seq: int | None) -> None:
+        """Record who brought a node in (``user`` outranks and is kept) and when."""
+        if not nid:
+            return
+        facts: dict[str, Any] = {}
+        if seq is not None and (self.fact(nid, "seq") or 0) < seq:
+            facts["seq"] = seq
+        current = self.fact(nid, "by")
+        # user outranks assistant outranks tool: a node keeps the strongest who named it
+        if current != who and _RANK.get(who, 0) > _RANK.get(current, -1):
+            facts["by"] = who
+        if facts:
+            self.set(nid, **facts)
+
+    def edge(self, source: str | None, verb: str, target: str | None, strength: float = 0.6) -> None:
+        if not source or not target or source == target or self.full():
+            return
+        if not self.exists(source) or not self.exists(target):
+            return
+        key = f"{source}|{verb}|{target}"
+        if key in self.edge_keys:
+            return
+        self.edge_keys.add(key)
+        if key in self.edges:
+            self.ops.append({"op": "replace", "path": f"/edges/{key}/strength", "value": 1.0})
+        else:
+            self.ops.append(
+                {"op": "add", "path": f"/edges/{key}", "value": {"source": source, "target": target, "relationship": verb, "strength": strength}}
+            )
+
+    def decisions(self) -> list[str]:
+        """Live decisions (not superseded), oldest first, this batch's last."""
+        superseded = {e["target"] for e in self.edges.values() if e.get("relationship") == "supersedes"}
+        superseded |= {k.split("|")[2] for k in self.edge_keys if k.split("|")[1] == "supersedes"}
+        old = sorted(
+            (n.get("last_activated", ""), nid) for nid, n in self.nodes.items() if n.get("kind") in ("decision", "correction")
+        )
+        ids = [nid for _, nid in old] + [nid for nid, v in self.added.items() if v["kind"] in ("decision", "correction")]
+        return [i for i in ids if i not in superseded]
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The operations, with each existing node's fact updates as one op."""
+        for nid, facts in self._facts.items():
+            if facts:
+                self.ops.append({"op": "add", "path": f"/nodes/{nid}/facts", "value": facts})
+        self._facts = {}
+        return self.ops

@@ -1,0 +1,401 @@
+"""Reading shell commands and their output: what ran, what it was for, how it went.
+
+Pure functions over text (regular expressions are fine here: this runs in the detached
+probe, never in the hook):
+
+* :func:`command_parts` — a shell line split into its commands, each normalised (``cd``
+  prefixes, redirections and output filters such as ``| tail -5`` dropped), so repeated
+  runs of one test command are one node
+* :func:`classify` — ``test`` / ``check`` (build, compile, lint, type check) / ``commit``
+  / ``tracker`` (``bd``) / ``None``, and the command's *family* (``mix test``, ``pytest``)
+* :func:`test_counts` and :func:`outcome` — pass or fail, and a short result such as
+  ``2 failed of 58``, from pytest, mix, jest, vitest, cargo, go and common linters
+* :func:`error_line` — an error's first *meaningful* line: the exception, the failing test,
+  never ``Error: Exit code 2``
+* :func:`code_names` / :func:`defined_names` — identifiers worth a node
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ..filepaths import looks_like_file
+
+# -- commands --------------------------------------------------------------------------------
+_SPLIT_RE = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
+_FILTER_RE = re.compile(r"\s+\|\s*(?:tail|head|grep|egrep|rg|tee|less|more|cat|sort|uniq|wc|cut|sed|awk|jq)\b.*$", re.DOTALL)
+_REDIRECT_RE = re.compile(r"\s+(?:\d?>>?|&>)\s*(?:&\d|/dev/null|\S+)")
+_ENV_RE = re.compile(r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)+")
+_WRAPPER_RE = re.compile(r"^(?:time|timeout\s+\d+[smh]?|nice(?:\s+-n\s*\d+)?|env|command|exec)\s+")
+
+_TEST_RE = re.compile(
+    r"^(?:(?:uv|poetry|pdm|hatch|pipenv)\s+run\s+|bundle\s+exec\s+|npx\s+|pnpm\s+exec\s+|\.venv/bin/|python3?\s+-m\s+)?"
+    r"(?P<family>pytest|py\.test|unittest|tox|nox|mix\s+test|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?test\S*|vitest|jest|mocha|playwright\s+test"
+    r"|cargo\s+(?:test|nextest)|go\s+test|make\s+(?:test|check)\S*|rspec|phpunit|dotnet\s+test|(?:\./)?gradlew?\s+test|mvn\s+test"
+    r"|ctest|deno\s+test|elixir\s+\S*test\S*)\b"
+)
+_CHECK_RE = re.compile(
+    r"^(?:(?:uv|poetry|pdm|hatch|pipenv)\s+run\s+|bundle\s+exec\s+|npx\s+|pnpm\s+exec\s+|\.venv/bin/|python3?\s+-m\s+)?"
+    r"(?P<family>mix\s+(?:compile|credo|dialyzer|format\s+--check\S*|format)|(?:npm|yarn|pnpm|bun)\s+run\s+(?:build|lint|typecheck|check|format)\S*"
+    r"|tsc|eslint|prettier\s+--check|ruff(?:\s+check|\s+format\s+--check)?|mypy|pyright|flake8|pylint|black\s+--check"
+    r"|cargo\s+(?:build|check|clippy)|go\s+(?:build|vet)|make|cmake\s+--build|docker\s+build|gradlew?\s+build|mvn\s+(?:package|compile|verify)"
+    r"|node\s+\S*build\S*\.[cm]?js|esbuild|webpack|vite\s+build|next\s+build|rubocop|credo|dialyzer)\b"
+)
+_BD_RE = re.compile(r"^(?:bd|beads)\s+(?P<verb>show|update|close|create|reopen|start|done)\b(?P<rest>.*)$", re.DOTALL)
+
+
+def command_parts(command: str) -> list[str]:
+    """The commands of a shell line, normalised; ``cd`` steps dropped."""
+    parts = []
+    for raw in _SPLIT_RE.split(_FILTER_RE.sub("", command.split("<<", 1)[0]) if "<<" in command else command):
+        part = _FILTER_RE.sub("", raw.strip())
+        part = _REDIRECT_RE.sub("", part)
+        part = _ENV_RE.sub("", part)
+        part = _WRAPPER_RE.sub("", part).strip().rstrip("&").strip()
+        if part and not part.startswith(("cd ", "pushd ", "popd", "export ", "source ", "set ")) and part != "cd":
+            parts.append(" ".join(part.split()))
+    return parts
+
+
+def classify(part: str) -> tuple[str, str] | None:
+    """``(kind, family)`` of one normalised command: kind is ``test``, ``check``,
+    ``commit`` or ``tracker``; ``None`` for anything else (ls, cat, git status …)."""
+    m = _TEST_RE.match(part)
+    if m:
+        return "test", " ".join(m.group("family").split()).replace("py.test", "pytest")
+    if part.startswith("git commit") or (part.startswith("git ") and " commit " in f" {part} "):
+        return "commit", "git commit"
+    if _BD_RE.match(part):
+        return "tracker", "bd"
+    m = _CHECK_RE.match(part)
+    if m:
+        family = " ".join(m.group("family").split())
+        if family.startswith("node "):  # `node assets/build.js` and `node build.js` are one script
+            family = "node " + family.split(None, 1)[1].rpartition("/")[2]
+        return "check", family
+    return None
+
+
+_CD_RE = re.compile(r"(?:^|&&|;|\|\||\n)\s*cd\s+(\"[^\"]+\"|'[^']+'|[^\s;&|]+)")
+#: Commands that look rather than do: their failure is no problem of the work.
+_ADHOC = frozenset("head tail cat less more ls find grep egrep rg ag sed awk echo printf wc sort uniq cut jq tr xargs diff stat file which type pwd tree du df ps sleep true false".split())
+
+
+def cd_target(command: str) -> str | None:
+    """The directory the last ``cd`` of a shell line moves to (``None``: no ``cd``)."""
+    found = _CD_RE.findall(command.split("<<", 1)[0])
+    return found[-1].strip("\"'") if found else None
+
+
+def is_adhoc(part: str) -> bool:
+    """A look around (``head``, ``grep``, ``python -c`` …), not a step of the work."""
+    words = part.split()
+    if not words:
+        return True
+    return words[0] in _ADHOC or (words[0] in ("python", "python3", "node", "ruby", "perl", "bash", "sh") and len(words) > 1 and words[1] in ("-c", "-e"))
+
+
+def family_of(command: str) -> str:
+    """A command's family: the test or check tool, else its first two words."""
+    for part in command_parts(command) or [command]:
+        c = classify(part)
+        if c:
+            return c[1]
+    words = (command_parts(command) or [command])[0].split()
+    return " ".join(words[:2])[:80]
+
+
+# -- outcomes ---------------------------------------------------------------------------------
+_COUNT_PATTERNS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"(\d+) tests?, (\d+) failures?"), "mix"),  # ExUnit: "410 tests, 0 failures"
+    (re.compile(r"test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed"), "cargo"),
+    (re.compile(r"Tests:\s+(?:(\d+) failed, )?(?:\d+ skipped, )?(?:\d+ todo, )?(\d+) passed, (\d+) total"), "jest"),
+    (re.compile(r"Tests\s+(?:(\d+) failed\s*\|\s*)?(\d+) passed(?:\s*\|\s*\d+ \w+)*\s*\((\d+)\)"), "vitest"),
+]
+_PYTEST_RE = re.compile(r"(?:^|[\s=])(?:(\d+) failed)?(?:,\s*)?(?:(\d+) passed)?(?:,\s*\d+ \w+)*(?:,\s*(\d+) errors?)?\s+in\s+[\d.]+\s*s", re.MULTILINE)
+_PASS_WORDS = ("All checks passed", "Success: no issues found", "found no issues", "0 errors", "Build succeeded", "Finished `", "Generated ")
+_FAIL_WORDS = ("FAILED", "--- FAIL", "\nFAIL ", "error[", "error:", "Error:", "** (", "✘ [ERROR]", "Found ", "failed")
+
+
+def test_counts(text: str) -> tuple[int, int | None] | None:
+    """``(failed, total)`` from a test runner's summary (the last one in ``text``)."""
+    best: tuple[int, int, int | None] | None = None  # (position, failed, total)
+    for pattern, runner in _COUNT_PATTERNS:
+        for m in pattern.finditer(text):
+            if runner == "mix":
+                failed, total = int(m.group(2)), int(m.group(1))
+            elif runner == "cargo":
+                failed, total = int(m.group(2)), int(m.group(1)) + int(m.group(2))
+            else:
+                failed, total = int(m.group(1) or 0), int(m.group(3))
+            if best is None or m.start() > best[0]:
+                best = (m.start(), failed, total)
+    if best is None:
+        for m in _PYTEST_RE.finditer(text):
+            if m.group(1) or m.group(2) or m.group(3):
+                failed = int(m.group(1) or 0) + int(m.group(3) or 0)
+                total = failed + int(m.group(2) or 0)
+                if best is None or m.start() > best[0]:
+                    best = (m.start(), failed, total)
+    return (best[1], best[2]) if best else None
+
+
+def short_result(counts: tuple[int, int | None] | None, passed: bool) -> str:
+    if counts is None:
+        return "passed" if passed else "failed"
+    failed, total = counts
+    return f"{failed} failed of {total}" if total else f"{failed} failed"
+
+
+def outcome(kind: str, output: str, failed_flag: bool, masked: bool = True) -> tuple[str, str]:
+    """``(outcome, short result)`` of a finished test or check command. ``masked``: the
+    exit status may hide a failure (``| tail -5``), so the output is read for one;
+    otherwise a check that exited 0 passed, whatever words its output holds."""
+    counts = test_counts(output) if kind == "test" else None
+    if counts is not None:
+        ok = counts[0] == 0 and not (failed_flag and counts[1] == 0)
+        return ("pass" if ok else "fail"), short_result(counts, ok)
+    if failed_flag:
+        line = error_line(output)
+        return "fail", (line or "failed")[:100]
+    body = output.split("\n", 1)[1] if output.startswith("$ ") else output
+    if not masked or any(w in body for w in ("All checks passed", "Success: no issues found", "found no issues")):
+        return "pass", "passed"
+    line = error_line(body) if any(w in body for w in _FAIL_WORDS) else None
+    if line and kind == "check" and not re.search(r"\b0 (?:errors?|failures?|issues?)\b", body):
+        return "fail", line[:100]
+    return "pass", "passed"
+
+
+# -- errors ---------------------------------------------------------------------------------
+_GENERIC_RE = re.compile(
+    r"^(?:Error:\s*)?(?:Exit code \d+|Command (?:failed|exited) with (?:exit|non-zero status) code \d+|tool call failed)\s*$"
+    r"|^Traceback \(most recent call last\):?$|^\s*(?:at |File \"|hint:|warning:|==>|Compiling |Generated |Running |Getting extensions)"
+    r"|^[\s.\-=*┃│└─╭╰~^]*$",
+    re.IGNORECASE,
+)
+_EXCEPTION_RES = [
+    re.compile(r"\*\* \((\w+(?:\.\w+)*)\)\s*(.+)"),  # Elixir: ** (RuntimeError) message
+    re.compile(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception|Failure))(?::\s*(.+)|$)"),  # Python/JS/Java
+    re.compile(r"\[ERROR\]\s*(.+)"),  # esbuild
+    re.compile(r"^\s*(?:ERROR|error)(?:\[\w+\]|\s+TS\d+)?:\s*(.+)"),  # rustc, tsc, compilers
+    re.compile(r"^\s*fatal:\s*(.+)"),  # git
+    re.compile(r"panicked at (.+)"),
+]
+_TEST_FAIL_RES = [
+    re.compile(r"^\s*\d+\) test (.+)"),  # ExUnit
+    re.compile(r"^(?:FAILED|ERROR) (\S+)"),  # pytest
+    re.compile(r"--- FAIL: (\S+)"),  # go
+    re.compile(r"^\s*● (.+)"),  # jest
+    re.compile(r"^\s*(?:×|✗|✕) (.+)"),  # vitest, mocha
+]
+
+
+def _clean(line: str) -> str:
+    return " ".join(line.replace("\u2503", " ").split()).strip(" :")
+
+
+def error_line(text: str) -> str | None:
+    """The first meaningful line of a failure: the exception, else the failing test, else
+    the first line that says error or failed, else the first line that is not boilerplate.
+    Generic lines (``Error: Exit code 2``, a traceback header, progress output) never."""
+    if "\\n" in text.split("\n", 1)[0]:
+        text = text.replace("\\n", "\n")
+    lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
+    if lines and lines[0].startswith("$ "):
+        lines = lines[1:]
+    for patterns in (_EXCEPTION_RES, _TEST_FAIL_RES):
+        for line in lines:
+            if _GENERIC_RE.search(line):
+                continue
+            for pattern in patterns:
+                if pattern.search(line):
+                    return _clean(line)[:160]
+    rest = [_strip_error(_clean(ln)) for ln in lines if not _GENERIC_RE.search(ln)]
+    rest = [ln for ln in rest if ln]
+    for i, line in enumerate(rest):
+        if re.search(r"\b(?:error|failed|failure|cannot|could not|unable|not found|denied|refused|invalid)\b", line, re.IGNORECASE):
+            # "Pre-commit validation failed:" heads the line that says what failed.
+            if lines and (line.endswith(("failed", "error", "errors")) or _raw_ends_colon(lines, line)) and i + 1 < len(rest):
+                return f"{line}: {rest[i + 1]}"[:160]
+            return line[:160]
+    return rest[0][:160] if rest else None
+
+
+def _strip_error(line: str) -> str:
+    return line[7:].strip() if line.startswith("Error: ") else line
+
+
+def _raw_ends_colon(lines: list[str], cleaned: str) -> bool:
+    return any(_strip_error(_clean(ln)) == cleaned and ln.rstrip().endswith(":") for ln in lines)
+
+
+def error_id(line: str) -> str:
+    """A stable node id for an error line (digits blurred: ``line 12`` and ``line 13`` of
+    one failure are one error)."""
+    from ..model import slugify
+
+    return "err-" + slugify("".join("#" if c.isdigit() else c for c in line)[:100])[:60]
+
+
+# -- code names ------------------------------------------------------------------------------
+_IDENT_RE = re.compile(r"@?[A-Za-z_][A-Za-z0-9_]*(?:[.:][A-Za-z_][A-Za-z0-9_]*)*[!?]?(?:/\d)?")
+_CAMEL_STEP_RE = re.compile(r"[a-z0-9][A-Z]")
+_DEF_RE = re.compile(
+    r"^\s*(?:export\s+)?(?:async\s+)?(?:pub(?:\([\w:]+\))?\s+)?(?:def|defp|defmacrop?|defmodule|defstruct|defprotocol|defimpl|defdelegate|fn|func|function|class|interface|struct|enum|trait|impl|type|module|record|object|const|let|var|val)\s+"
+    r"(?P<name>[A-Za-z_][\w.!?]*)",
+    re.MULTILINE,
+)
+#: Identifiers that look like code names but are the language's or the shell's own.
+_NOISE = frozenset("__init__ __name__ __main__ __file__ __dict__ console.log module.exports".split())
+
+
+_NAME_SHAPE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.:][A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def is_code_name(name: str) -> bool:
+    """The corpus README's code name: 4–60 characters with ``_``, ``.`` or a camel step;
+    one identifier (dotted, ``@attr``, ``name/2`` and ``name!`` allowed), nothing else."""
+    core = name.lstrip("@:").rstrip("!?")
+    if "/" in core:
+        core, _, arity = core.partition("/")
+        if not arity.isdigit():
+            return False
+    if not _NAME_SHAPE_RE.fullmatch(core) or not 4 <= len(core) <= 60 or core.lower() in _NOISE or core.isupper() and "_" not in core:
+        return False
+    if looks_like_file(core) or core.startswith(("http", "www.")) or core[0].isdigit():
+        return False
+    if "." in core and not all(seg and (seg[0].isalpha() or seg[0] == "_") for seg in core.split(".")):
+        return False
+    return "_" in core.strip("_") or "." in core or _CAMEL_STEP_RE.search(core) is not None
+
+
+def code_names(text: str, limit: int = 50) -> list[str]:
+    """Code names in ``text``, in order of first appearance (``@attr`` and ``name/2`` kept
+    as written: they contain the name)."""
+    out: dict[str, None] = {}
+    for name in _names(text):
+        out.setdefault(name, None)
+        if len(out) >= limit:
+            break
+    return list(out)
+
+
+def _names(text: str) -> Iterator[str]:
+    """Code names as they occur, not counting the directories of a path
+    (``lib/spotter_web/live`` names no ``spotter_web``: the file's path carries it)."""
+    for m in _IDENT_RE.finditer(text):
+        start, end = m.start(), m.end()
+        if (start and text[start - 1] in "/\\") or text[end : end + 1] == "/":
+            continue
+        name = m.group(0).rstrip(".:")
+        if is_code_name(name):
+            yield name
+
+
+def frequent_names(text: str, limit: int = 10) -> list[str]:
+    """The code names ``text`` uses most, most frequent first (ties: first seen)."""
+    counts: dict[str, int] = {}
+    for name in _names(text):
+        counts[name] = counts.get(name, 0) + 1
+    return sorted(counts, key=lambda n: -counts[n])[:limit]
+
+
+def defined_names(text: str, limit: int = 8) -> list[str]:
+    """Names a piece of code defines: functions, classes, modules (any common language)."""
+    out: dict[str, None] = {}
+    for m in _DEF_RE.finditer(text):
+        name = m.group("name").rstrip(".")
+        if len(name) >= 3 and name.lower() not in ("self", "this", "init", "main", "test"):
+            out.setdefault(name, None)
+        if len(out) >= limit:
+            break
+    return list(out)
+
+
+def pattern_names(pattern: str) -> list[str]:
+    """The names a Grep pattern searches for: ``TranscriptRenderer\\.render\\b`` →
+    ``TranscriptRenderer.render``; alternations split; regex syntax dropped."""
+    text = pattern.replace("\\.", ".").replace("\\b", " ").replace("\\(", " ").replace("\\s", " ")
+    text = re.sub(r"\[[^\]]*\]|[\\^$*+?(){}|]", " ", text)
+    return [n for n in code_names(text, 6)]
+
+
+def quoted_message(command: str) -> str | None:
+    """A ``git commit`` message's first line: ``-m "…"``, ``-m '…'`` or a heredoc."""
+    m = re.search(r"<<-?\s*['\"]?(\w+)['\"]?\s*\n(.*?)\n\s*\1\b", command, re.DOTALL)
+    if m:
+        body = m.group(2).strip()
+        return body.split("\n", 1)[0].strip() if body else None
+    m = re.search(r"(?:-m|--message)(?:=|\s+)(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)')", command)
+    if m:
+        body = (m.group(1) or m.group(2) or "").strip()
+        return body.split("\n", 1)[0].strip() or None
+    return None
+
+
+_COMMIT_OUT_RE = re.compile(r"^\[(?P<branch>[^\s\]]+)(?: \([\w -]+\))? (?P<sha>[0-9a-f]{7,40})\] (?P<subject>.+)$", re.MULTILINE)
+
+
+def commit_result(output: str) -> tuple[str, str] | None:
+    """``(short sha, subject)`` from ``git commit`` output."""
+    m = _COMMIT_OUT_RE.search(output)
+    return (m.group("sha")[:12], m.group("subject").strip()) if m else None
+
+
+def bd_command(part: str) -> tuple[str, list[str], dict[str, str]] | None:
+    """``(verb, ids, options)`` of a ``bd`` tracker command."""
+    m = _BD_RE.match(part)
+    if not m:
+        return None
+    import shlex
+
+    try:
+        tokens = shlex.split(m.group("rest"))
+    except ValueError:
+        tokens = m.group("rest").split()
+    ids: list[str] = []
+    options: dict[str, str] = {}
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        if token.startswith("-"):
+            key, eq, value = token.lstrip("-").partition("=")
+            if not eq and key in _BD_VALUE_OPTIONS and i + 1 < len(tokens):
+                value, i = tokens[i + 1], i + 1
+            options[key] = value
+        elif _BD_REF_RE.fullmatch(token):
+            ids.append(token)
+        i += 1
+    return m.group("verb"), ids[:6], options
+
+
+_BD_REF_RE = re.compile(r"[a-z][\w]*-[\w]+(?:\.\d+)*")
+_BD_VALUE_OPTIONS = frozenset("status s reason r title t type priority p parent description d assignee a labels l notes design".split())
+_BD_TITLE_RE = re.compile(r"^\W*(?P<ref>[a-z][\w]*-[\w]+(?:\.\d+)*)\s*(?:\[[A-Z]+\]\s*)?·\s*(?P<title>.+?)\s{2,}\[(?P<meta>[^\]]*)\]", re.MULTILINE)
+_BD_CREATED_RE = re.compile(r"Created issue:\s*(?P<ref>[a-z][\w]*-[\w]+(?:\.\d+)*)(?:.*?\n\s*Title:\s*(?P<title>[^\n]+))?", re.DOTALL)
+_BD_STATUS = {"open": "pending", "blocked": "pending", "deferred": "pending", "in_progress": "in_progress", "in-progress": "in_progress",
+              "closed": "completed", "done": "completed", "completed": "completed"}
+
+
+def bd_status(word: str) -> str | None:
+    return _BD_STATUS.get(word.strip().lower())
+
+
+def bd_show(output: str) -> tuple[str, str, str | None] | None:
+    """``(ref, title, status)`` from ``bd show`` output's first line."""
+    m = _BD_TITLE_RE.search(output)
+    if not m:
+        return None
+    status = None
+    for word in reversed(m.group("meta").replace("·", " ").split()):
+        status = bd_status(word)
+        if status:
+            break
+    return m.group("ref"), m.group("title").strip(), status
+
+
+def bd_created(output: str) -> tuple[str, str | None] | None:
+    m = _BD_CREATED_RE.search(output)
+    return (m.group("ref"), (m.group("title") or "").strip() or None) if m else None

@@ -1,0 +1,190 @@
+"""The assistant's own words: its text from the transcript, since the last probe.
+
+Hooks never see what Claude writes between tool calls — its plans, findings and choices.
+The transcript has them, so the probe (a detached process, never the hook) reads the
+transcript from where it stopped last time and adds each assistant text as an
+``AssistantText`` event to its batch, in time order. The same read sees each edit's whole
+input (the hook keeps only the head of a 10 kB Write): the code names in it are attached to
+the matching tool event of the batch as ``data["names"]``.
+
+Bounded and honest:
+
+* at most :data:`MAX_READ` bytes a probe; a longer stretch is skipped to its last part
+* only complete lines, and only lines stamped no later than the batch's last event: the
+  probe never reads past the moment it stands for, even when the file already holds more
+  (a replay of a finished recording), and the offset stops before such a line
+* the transcript is untrusted text: lines that are not JSON objects are skipped, and
+  the batch is redacted afterwards with everything else
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..events import bounded
+
+if TYPE_CHECKING:
+    from ..sidecar import SidecarStore
+    from ..types import PendingEvent
+
+MAX_READ = 1 << 20
+MAX_EVENTS = 30
+EVENT_NAME = "AssistantText"
+
+
+def _text_of(line: dict[str, Any]) -> str:
+    message = line.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not isinstance(content, list):
+        return ""
+    parts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text" and isinstance(b.get("text"), str)]
+    return "\n".join(p.strip() for p in parts if p and p.strip())
+
+
+#: Tools whose whole input names code (file path key, text keys).
+_EDIT_INPUTS = {"Write": ("file_path", ("content",)), "Edit": ("file_path", ("new_string",)),
+                "MultiEdit": ("file_path", ("edits",)), "NotebookEdit": ("notebook_path", ("new_source",))}
+NAMES_PER_INPUT = 40
+
+
+def _input_names(tool: str, inp: dict[str, Any]) -> list[str]:
+    """Code names of an edit's whole input: what it defines, then what it uses most."""
+    from .tool_output import defined_names, frequent_names
+
+    texts: list[str] = []
+    for key in _EDIT_INPUTS[tool][1]:
+        value = inp.get(key)
+        if isinstance(value, str):
+            texts.append(value[:200_000])
+        elif isinstance(value, list):  # MultiEdit
+            texts += [str(e.get("new_string") or "")[:50_000] for e in value[:50] if isinstance(e, dict)]
+    text = "\n".join(texts)
+    return list(dict.fromkeys(defined_names(text, 15) + frequent_names(text, NAMES_PER_INPUT)))[:NAMES_PER_INPUT]
+
+
+def _edits_of(line: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
+    message = line.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    out = []
+    for block in content if isinstance(content, list) else []:
+        if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") in _EDIT_INPUTS:
+            raw = block.get("input")
+            inp: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            path = inp.get(_EDIT_INPUTS[block["name"]][0])
+            if isinstance(path, str) and path:
+                out.append((block["name"], path, _input_names(block["name"], inp)))
+    return out
+
+
+def read_assistant_text(path: str, offset: int, until: str | None, *, align: bool = False,
+                        edits: list[tuple[str, str, list[str]]] | None = None) -> tuple[list[tuple[str, str]], int]:
+    """``([(timestamp, text), ...], new_offset)`` of assistant lines from ``offset``; the
+    edits those lines request are appended to ``edits`` as ``(tool, path, names)``.
+
+    ``until``: an ISO timestamp; the first line stamped later stops the read. ``align``:
+    ``offset`` may fall inside a line (first sight of a file), which is then skipped.
+    """
+    from ..userfile import read_regular, regular_size
+
+    size = regular_size(path)  # only a regular file, and only MAX_READ of it (never /dev/zero, a FIFO)
+    if size is None:
+        return [], offset
+    if offset > size:
+        offset = 0  # a new or truncated file
+    got = read_regular(path, MAX_READ, max(offset, size - MAX_READ))
+    if got is None:
+        return [], offset
+    chunk, start, _ = got
+    pos = 0
+    if start > offset or (align and start > 0):  # skipped ahead: drop the partial first line
+        cut = chunk.find(b"\n")
+        pos = cut + 1 if cut >= 0 else len(chunk)
+    limit = (until or "")[:19]
+    found: list[tuple[str, str]] = []
+    while True:
+        end = chunk.find(b"\n", pos)
+        if end < 0:
+            break  # an incomplete last line: read it next time
+        raw = chunk[pos:end]
+        try:
+            line = json.loads(raw) if raw.strip() else None
+        except (ValueError, RecursionError):
+            line = None
+        if isinstance(line, dict):
+            stamp = line.get("timestamp")
+            ts = stamp if isinstance(stamp, str) else ""
+            if limit and ts and ts[:19] > limit:
+                break  # written after the moment this batch stands for
+            if line.get("type") == "assistant" and line.get("isSidechain") is not True:
+                text = _text_of(line)
+                if text:
+                    found.append((ts, text))
+                if edits is not None:
+                    edits.extend(_edits_of(line))
+        pos = end + 1
+    return found[-MAX_EVENTS:], start + pos
+
+
+def attach_names(batch: list[PendingEvent], edits: list[tuple[str, str, list[str]]]) -> None:
+    """Give each edit's whole-input names to its tool event (same tool and path, in order)."""
+    used: set[int] = set()
+    for tool, path, names in edits:
+        if not names:
+            continue
+        for i, event in enumerate(batch):
+            if i in used or event.get("tool") != tool or event.get("event") != "PostToolUse":
+                continue
+            paths = event.get("paths") or []
+            if paths and (path == paths[0] or path.endswith("/" + paths[0])):
+                data = event.get("data")
+                event["data"] = {**(data if isinstance(data, dict) else {}), "names": names}
+                used.add(i)
+                break
+
+
+def merge(batch: list[PendingEvent], texts: list[tuple[str, str]]) -> list[PendingEvent]:
+    """The batch with assistant texts placed before the first event not earlier than them."""
+    if not texts:
+        return batch
+    out: list[PendingEvent] = []
+    i = 0
+    for ts, text in texts:
+        stamp = (ts[:19] + "Z") if ts else ""
+        while i < len(batch) and stamp and batch[i]["at"][:19] < stamp[:19]:
+            out.append(batch[i])
+            i += 1
+        anchor = batch[i]["id"] if i < len(batch) else (batch[-1]["id"] if batch else "e0")
+        seq = str(anchor)[1:] if str(anchor)[1:].isdigit() else "0"
+        out.append({"id": f"a{seq}", "event": EVENT_NAME, "at": stamp or (batch[-1]["at"] if batch else ""), "text": bounded(text),
+                    "tool": None, "paths": [], "error": False, "reasons": []})
+    out.extend(batch[i:])
+    return out
+
+
+def with_assistant_text(store: SidecarStore, sid: str, batch: list[PendingEvent]) -> list[PendingEvent]:
+    """``batch`` with the assistant's text written since the last probe (offset kept in
+    the gate state). Nothing changes when the transcript is unknown or unreadable."""
+    if not batch:
+        return batch
+    with store.transaction(sid, graph=False) as doc:
+        gate = doc["gate"]
+        path = gate.get("transcript")
+        if not isinstance(path, str) or not path:
+            return batch
+        offset = gate.get("transcript_offset") if gate.get("transcript_for") == path else None
+        align = not isinstance(offset, int) or offset < 0
+        if align:
+            from ..userfile import regular_size
+
+            size = regular_size(path)  # first sight of this file: start at its last stretch, not a resumed session's history
+            if size is None:
+                return batch
+            offset = max(0, size - MAX_READ)
+        until = max(e["at"] for e in batch)
+        edits: list[tuple[str, str, list[str]]] = []
+        texts, new_offset = read_assistant_text(path, int(offset or 0), until, align=align, edits=edits)
+        gate["transcript_for"], gate["transcript_offset"] = path, new_offset
+    batch = [dict(e) for e in batch]  # type: ignore[misc]
+    attach_names(batch, edits)
+    return merge(batch, texts)

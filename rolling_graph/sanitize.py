@@ -1,0 +1,61 @@
+"""Untrusted text → one safe line: the single sanitiser of everything stored as a label
+or shown to the model.
+
+Labels, summaries and paths come from a model, a transcript or a hook payload. Whatever
+reaches an injection or the graph goes through here (patch validation, the renderer, the
+tool note's heading, the compact block, the CLI's views):
+
+* C0 and C1 control characters and line/paragraph separators become spaces;
+* invisible format characters are removed: bidi embeddings, overrides and isolates,
+  zero-width spaces and joiners, the BOM, soft hyphens, and every other ``Cf`` character;
+  Unicode tag characters (U+E0000–U+E007F, which can smuggle invisible text), private-use
+  and unassigned code points too; a lone surrogate becomes U+FFFD;
+* whitespace runs collapse to one space, and the line is cut to ``limit`` characters.
+
+:func:`esc` adds HTML escaping, so no text can open or close the injected block's
+delimiters. Nearly every label is plain printable text: ``str.isprintable()`` is False
+for every character the slow path changes, so those skip it (the renderer escapes every
+label it considers; ``unicodedata`` is loaded only for the rare label that needs it).
+"""
+
+from __future__ import annotations
+
+#: Unicode categories removed outright: format (invisible), private use, unassigned.
+_REMOVE = frozenset({"Cf", "Co", "Cn"})
+
+
+def _strip_invisible(text: str) -> str:
+    """The slow path: every non-printable character replaced or removed."""
+    import unicodedata
+
+    out = []
+    for ch in text:
+        if ch.isprintable():
+            out.append(ch)
+            continue
+        cat = unicodedata.category(ch)
+        if cat in _REMOVE or 0xE0000 <= ord(ch) <= 0xE007F:
+            continue
+        out.append("\ufffd" if cat == "Cs" else " ")  # Cc, Zl, Zp, Zs: a separator
+    return "".join(out)
+
+
+def one_line(text: object) -> str:
+    """Untrusted text → one line of visible text, single-spaced (no bound, no escaping)."""
+    s = text if isinstance(text, str) else str(text)
+    if not s.isprintable():
+        s = _strip_invisible(s)
+    return " ".join(s.split())
+
+
+def clean_line(text: object, limit: int) -> str:
+    """What the graph stores: :func:`one_line`, at most ``limit`` characters."""
+    return one_line(text)[:limit]
+
+
+def esc(text: object, limit: int = 90) -> str:
+    """Untrusted text → one bounded, HTML-escaped line for an injection (``…`` marks a cut)."""
+    s = one_line(text)
+    if len(s) > limit:
+        s = s[: limit - 1] + "…"
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")

@@ -1,0 +1,92 @@
+"""End to end: the zero-setup route, as a new user takes it.
+
+A fresh ``HOME``, nothing of ours on ``PATH``, the plugin added with ``--plugin-dir``. The first
+session's ``SessionStart`` starts the plugin's bootstrap in the background (its hooks stay
+silent meanwhile); the bootstrap builds the plugin's own environment under
+``$CLAUDE_PLUGIN_DATA``; the next session runs our hooks from it with zero hook errors, and its
+sidecar, in the one state directory, holds what it was told.
+
+The build installs from a local wheelhouse, so the test needs no network: ``.ci/run`` prepares
+it (``pip wheel -w .ci/wheelhouse . setuptools wheel``) while the package index is reachable;
+``ROLLING_GRAPH_TEST_WHEELHOUSE`` may point elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from claude_harness import CHECKOUT, CLAUDE, Sandbox, hook_errors, stderr_hook_errors
+from standin_model import StandinModel, ToolCall, Turn
+
+WHEELHOUSE = Path(os.environ.get("ROLLING_GRAPH_TEST_WHEELHOUSE") or CHECKOUT / ".ci" / "wheelhouse")
+BUILD_WAIT_S = 300.0
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(CLAUDE is None, reason="Claude Code CLI `claude` is not on PATH (see .ci/run)"),
+    pytest.mark.skipif(
+        not any(WHEELHOUSE.glob("rolling_graph-*.whl")),
+        reason=f"no wheelhouse at {WHEELHOUSE}: run `pip wheel -w .ci/wheelhouse . setuptools wheel` (as .ci/run does)",
+    ),
+]
+
+
+def plugin_data(sandbox: Sandbox) -> Path:
+    """Where Claude Code keeps a ``--plugin-dir`` plugin's data (``$CLAUDE_PLUGIN_DATA``)."""
+    found = sorted(sandbox.home.glob(".claude/plugins/data/rolling-graph*"))
+    assert found, "Claude Code created no plugin data directory"
+    return found[0]
+
+
+def wait_for_environment(sandbox: Sandbox) -> Path:
+    deadline = time.monotonic() + BUILD_WAIT_S
+    while time.monotonic() < deadline:
+        found = sorted(sandbox.home.glob(".claude/plugins/data/rolling-graph*/venv/bin/rgraph-hook"))
+        if found:
+            return found[0]
+        time.sleep(1.0)
+    logs = "\n".join(p.read_text()[-3000:] for p in sandbox.home.glob(".claude/plugins/data/*/logs/bootstrap.log"))
+    raise AssertionError(f"the bootstrap built no environment in {BUILD_WAIT_S:.0f} s:\n{logs}")
+
+
+def test_a_new_user_with_nothing_installed_gets_working_hooks_from_the_second_session(tmp_path: Path) -> None:
+    sandbox = Sandbox.create(
+        tmp_path,
+        wrap_hook=False,
+        # Nothing of ours on PATH: only the system's Python, which the bootstrap builds from.
+        PATH="/usr/bin:/bin",
+        PIP_NO_INDEX="1",
+        PIP_FIND_LINKS=str(WHEELHOUSE),
+        ROLLING_GRAPH_WARM="off",
+    )
+    (sandbox.project / "notes.md").write_text("# Notes\n")
+    read_notes = Turn.tools(ToolCall("Read", {"file_path": str(sandbox.project / "notes.md")}))
+    with StandinModel([Turn.say("Hello.")]) as model:
+        first = sandbox.run(model, "hello")
+    assert stderr_hook_errors(first) == [], first.stderr
+    assert hook_errors(sandbox.transcript(first.session_id)) == [], "hooks must stay silent while the bootstrap runs"
+
+    hook = wait_for_environment(sandbox)
+    assert hook.parent.parent.resolve() != (plugin_data(sandbox) / "venv"), "the environment is a versioned build behind a link"
+    assert (plugin_data(sandbox) / "venv").is_symlink()
+
+    with StandinModel([read_notes, Turn.say("Noted.")]) as model:
+        second = sandbox.run(model, "We decided to use PostgreSQL instead of SQLite for the warm store.")
+    assert stderr_hook_errors(second) == [], second.stderr
+    assert hook_errors(sandbox.transcript(second.session_id)) == []
+
+    sidecar = sandbox.rg_home / "sessions" / f"{second.session_id}.graph.json"
+    assert sidecar.exists(), f"no sidecar in the state directory {sandbox.rg_home}"
+    deadline = time.monotonic() + 30
+    labels: list[str] = []
+    while time.monotonic() < deadline:
+        labels = [node["label"] for node in json.loads(sidecar.read_text())["nodes"].values()]
+        if any("PostgreSQL" in label for label in labels):
+            break
+        time.sleep(0.5)
+    assert any("PostgreSQL" in label for label in labels), labels
+    assert sandbox.plugin_data_sessions() == [], "state belongs in the one state directory, not the plugin's data"

@@ -1,0 +1,205 @@
+"""Input edge cases: unreadable input, lone surrogates, wrong-shaped files, a damaged journal, temp files.
+
+Issue 17, item 5. Each case was found by an adversarial pass over the real hook and CLI:
+
+* deeply nested JSON on stdin exited 0 and logged a ``RecursionError`` traceback; it is
+  unreadable input: one line on stderr, exit 1;
+* a prompt holding a lone surrogate escape (``"\\ud800"``) was dropped without a word (exit 0,
+  nothing remembered); the surrogate becomes U+FFFD and the prompt is remembered;
+* a graph or state file that parses but has the wrong shape (a weight that is a string,
+  ``pending`` that is a string, counters that are strings) made every later hook fail
+  silently; it is rebuilt from the journal, and what was lost is said (log, ``rgraph show``);
+* a garbage line in the middle of the journal, with the graph deleted, made the session
+  unrecoverable (``rgraph show`` failed); the valid entries are rebuilt and the loss is said;
+* writes killed between their temp file and its rename left ``*.tmp.<pid>`` files forever;
+  they are removed when a session starts and by ``rgraph recover``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import prompt_payload, run_hook
+
+from rolling_graph.config import load_settings
+from rolling_graph.journal import read_journal
+from rolling_graph.sidecar import SidecarStore
+
+RGRAPH = str(Path(sys.executable).with_name("rgraph"))
+
+
+def hook_log(home: Path) -> str:
+    log = home / "logs" / "hook.log"
+    return log.read_text() if log.exists() else ""
+
+
+def rgraph(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([RGRAPH, *args], capture_output=True, text=True, env=dict(os.environ), timeout=120)
+
+
+def session_with_decisions(sid: str) -> SidecarStore:
+    for text in ("Let's use Kafka for events.", "We decided to deploy on Render.", "Let's use Sentry for error tracking."):
+        assert run_hook("user-prompt-submit", prompt_payload(sid, text)).returncode == 0
+    return SidecarStore(load_settings())
+
+
+# --- unreadable input --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("depth", [100_000, 300])
+def test_deeply_nested_input_is_unreadable_input(depth: int, isolated_home: Path) -> None:
+    """100,000 levels: past the parser's recursion limit; 300: parseable, past what we read."""
+    raw = ('{"session_id": "deep", "prompt": "x", "tool_input": ' + "[" * depth + "]" * depth + "}").encode()
+    proc = run_hook("user-prompt-submit", None, raw=raw)
+    assert proc.returncode == 1
+    lines = proc.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("rgraph-hook: hook input") and "nested" in lines[0]
+    assert proc.stdout == b""
+    assert "Traceback" not in hook_log(isolated_home) and "RecursionError" not in hook_log(isolated_home)
+
+
+# --- surrogates --------------------------------------------------------------------------------
+
+
+def test_a_prompt_with_a_lone_surrogate_is_remembered_with_a_replacement_character(isolated_home: Path) -> None:
+    raw = json.dumps(prompt_payload("sur", "Let's go with Pulsar\ud800 for events.")).encode()  # ensure_ascii: "\\ud800"
+    assert b"\\ud800" in raw
+    proc = run_hook("user-prompt-submit", None, raw=raw)
+    assert proc.returncode == 0 and not proc.stderr
+    assert "Traceback" not in hook_log(isolated_home)
+    store = SidecarStore(load_settings())
+    labels = [n["label"] for n in store.load("sur")["nodes"].values()]
+    assert any("Pulsar\ufffd" in label for label in labels), labels
+    store.journal_path("sur").read_bytes().decode("utf-8")  # the journal is valid UTF-8
+    assert "\ufffd" in json.dumps(read_journal(store.journal_path("sur")), ensure_ascii=False)
+
+
+# --- wrong-shaped files ------------------------------------------------------------------------
+
+
+def _rewrite_state(store: SidecarStore, sid: str, change: object) -> None:
+    path = store.state_path(sid)
+    state = json.loads(path.read_text())
+    change(state)  # type: ignore[operator]
+    path.write_text(json.dumps(state))
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda s: s["gate"].__setitem__("pending", "not a list"),
+        lambda s: s["counters"].update({k: str(v) for k, v in s["counters"].items() if isinstance(v, int)}),
+        lambda s: s["gate"].__setitem__("events_since_probe", "3"),
+        lambda s: s["gate"]["pending"].append({"id": 7}),
+    ],
+    ids=["pending-a-string", "counters-strings", "gate-counter-a-string", "pending-event-wrong"],
+)
+def test_a_wrong_shaped_state_file_is_rebuilt_and_the_session_goes_on(damage: object, isolated_home: Path) -> None:
+    store = session_with_decisions("state")
+    events_before = store.load_state("state")["counters"]["events"]
+    _rewrite_state(store, "state", damage)
+    assert run_hook("user-prompt-submit", prompt_payload("state", "Let's use Pulsar for the queue.")).returncode == 0
+    assert "Traceback" not in hook_log(isolated_home)
+    doc = store.load("state")
+    assert "use-pulsar-for-the-queue" in doc["nodes"]  # the hook after the damage worked
+    assert doc["counters"]["events"] > events_before  # no event id reused
+    ids = [i for e in read_journal(store.journal_path("state")) for i in e.get("event_ids") or []]
+    assert len(ids) == len(set(ids))
+    assert any("state file wrong-shaped" in n for n in doc["gate"]["damage"])
+    assert "state file wrong-shaped" in rgraph("show", "--session", "state").stdout
+    assert "state file wrong-shaped" in (isolated_home / "logs" / "sidecar.log").read_text()
+
+
+def test_a_graph_file_with_a_weight_that_is_a_string_is_rebuilt_from_the_journal(isolated_home: Path) -> None:
+    store = session_with_decisions("weights")
+    before = store.load("weights")["nodes"]
+    path = store.graph_path("weights")
+    graph = json.loads(path.read_text())
+    graph["nodes"]["use-kafka-for-events"]["weight"] = "high"
+    path.write_text(json.dumps(graph))
+    path.with_name("weights.graph.cache").unlink(missing_ok=True)
+
+    doc = store.load("weights")
+    assert doc["nodes"]["use-kafka-for-events"]["weight"] == before["use-kafka-for-events"]["weight"]  # the journal's value
+    assert set(doc["nodes"]) == set(before)
+    assert run_hook("user-prompt-submit", prompt_payload("weights", "Let's use Pulsar for the queue.")).returncode == 0
+    assert "use-pulsar-for-the-queue" in store.load("weights")["nodes"]
+    shown = rgraph("show", "--session", "weights")
+    assert shown.returncode == 0 and "graph file wrong-shaped (node use-kafka-for-events: weight is str)" in shown.stdout
+
+
+# --- a damaged journal -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("garbage", ["{not json at all", '{"seq": 2, "kind": "patch", "ops": "zzz"}', "\x00\x00\x00"])
+def test_a_garbage_line_in_the_journal_with_the_graph_deleted_keeps_the_valid_entries(garbage: str, isolated_home: Path) -> None:
+    store = session_with_decisions("torn")
+    path = store.journal_path("torn")
+    lines = path.read_text().splitlines()
+    assert len(lines) == 4  # init and three probe patches
+    lines[1] = garbage  # the Kafka decision's entry
+    path.write_text("\n".join(lines) + "\n")
+    for suffix in ("graph.json", "graph.cache", "index.json"):
+        path.with_name(f"torn.{suffix}").unlink(missing_ok=True)
+
+    shown = rgraph("show", "--session", "torn")
+    assert shown.returncode == 0, shown.stderr
+    assert "Traceback" not in shown.stdout + shown.stderr
+    assert "journal entries lost" in shown.stdout and "seq 2" in shown.stdout
+    nodes = store.load("torn")["nodes"]
+    assert {"deploy-on-render", "use-sentry-for-error-tracking"} <= set(nodes) and "use-kafka-for-events" not in nodes
+    assert "journal entries lost" in (isolated_home / "logs" / "sidecar.log").read_text()
+    # The session goes on: the next entry takes a new seq, and a rebuild gives the same graph.
+    assert run_hook("user-prompt-submit", prompt_payload("torn", "Let's use Pulsar for the queue.")).returncode == 0
+    seqs = [e["seq"] for e in read_journal(path)]
+    assert len(seqs) == len(set(seqs)) and seqs[-1] == 5
+    live = store.load("torn")
+    path.with_name("torn.graph.json").unlink()
+    path.with_name("torn.graph.cache").unlink(missing_ok=True)
+    assert set(store.load("torn")["nodes"]) == set(live["nodes"])
+
+
+# --- temp files --------------------------------------------------------------------------------
+
+
+def _dead_pid() -> int:
+    proc = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True)
+    return int(proc.stdout)
+
+
+def test_temp_files_of_killed_writers_are_removed_when_the_session_starts(isolated_home: Path) -> None:
+    store = session_with_decisions("tmp")
+    sessions = isolated_home / "sessions"
+    dead, live = _dead_pid(), os.getpid()
+    stale = [sessions / f"tmp.state.json.tmp.{dead}", sessions / f"tmp.graph.json.tmp.{dead}"]
+    young = sessions / f"tmp.index.json.tmp.{live}"  # a live writer's, being written now
+    other = sessions / f"other.state.json.tmp.{dead}"  # another session's: left to its own start
+    for path in [*stale, young, other]:
+        path.write_bytes(b"{")
+    assert run_hook("session-start", {"session_id": "tmp", "cwd": "/home/dev/app", "source": "resume"}).returncode == 0
+    assert not any(p.exists() for p in stale)
+    assert young.exists() and other.exists()
+    assert store.load("tmp")["nodes"]  # nothing else touched
+
+
+def test_rgraph_recover_removes_every_stale_temp_file(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rolling_graph.reconcile.recover import recover
+
+    session_with_decisions("rec")
+    sessions = isolated_home / "sessions"
+    dead = _dead_pid()
+    old = sessions / f"rec.graph.json.tmp.{os.getpid()}"  # this pid is alive, but the file is an hour old
+    left = [sessions / f"rec.state.json.tmp.{dead}", sessions / f"gone.journal.jsonl.tmp.{dead}", old]
+    for path in left:
+        path.write_bytes(b"{")
+    os.utime(old, (os.path.getmtime(old) - 3600,) * 2)
+    monkeypatch.setenv("ROLLING_GRAPH_DSN", "host=/nonexistent-rgraph-test port=1 connect_timeout=1")
+    report = recover(load_settings(), quick=True)
+    assert sorted(report.cleaned) == sorted(p.name for p in left)
+    assert not any(p.exists() for p in left)
+    assert report.database_down  # (the cleaning does not need the database)

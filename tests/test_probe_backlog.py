@@ -1,0 +1,101 @@
+"""Events that arrive while the model hangs are kept and folded, never dropped unseen.
+
+Issue 17, item 6. With the probe's model hanging (timeout 5 s), 40 of 80 Edit events were
+dropped from the batch (the queue was cut at 40) and only 12 of the 80 edited files reached
+the graph. Now the queue keeps what arrives while a probe runs (bounded, in the state file);
+the next probe folds what is past one model batch offline and sends the newest to the model.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_hook, tool_payload
+
+from rolling_graph.config import load_settings
+from rolling_graph.filepaths import file_id
+from rolling_graph.journal import read_journal
+from rolling_graph.sidecar import SidecarStore
+
+EDITS = 80
+
+
+@pytest.fixture
+def hanging_model() -> Iterator[tuple[str, list[float]]]:
+    """A Messages API on 127.0.0.1 that accepts every request and never answers in time."""
+    stop = threading.Event()
+    arrived: list[float] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+            arrived.append(time.monotonic())
+            self.rfile.read(int(self.headers.get("content-length", 0)))
+            stop.wait(60)  # the probe's timeout is far shorter
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", arrived
+    finally:
+        stop.set()
+        server.shutdown()
+        server.server_close()
+
+
+def _wait(predicate: Any, timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_edits_made_while_the_model_hangs_all_reach_the_graph(
+    isolated_home: Path, tmp_path: Path, hanging_model: tuple[str, list[float]]
+) -> None:
+    url, arrived = hanging_model
+    (isolated_home / "config.toml").write_text("[probe]\ntimeout_s = 1.0\n")
+    project = tmp_path / "app"
+    project.mkdir()
+    env = dict(
+        os.environ, ROLLING_GRAPH_PROBE="anthropic", ROLLING_GRAPH_PROBE_MODE="async",
+        ANTHROPIC_API_KEY="sk-ant-api03-test-key-not-real", ANTHROPIC_BASE_URL=url,
+    )
+    sid = "hang-1"
+    paths = [f"src/module_{i:02d}.py" for i in range(EDITS)]
+    for path in paths:
+        edit = {"file_path": str(project / path), "old_string": "a = 1", "new_string": "a = 2"}
+        proc = run_hook("post-tool-use", tool_payload(sid, "Edit", edit, {"filePath": str(project / path)}, cwd=str(project)), env=env)
+        assert proc.returncode == 0 and not proc.stderr, proc.stderr
+    assert run_hook("stop", {"session_id": sid, "cwd": str(project), "hook_event_name": "Stop"}, env=env).returncode == 0
+
+    store = SidecarStore(load_settings())
+
+    def settled() -> bool:
+        gate = store.load_state(sid)["gate"]
+        return not store.probe_running(sid) and not gate["pending"] and not gate.get("inflight")
+
+    assert _wait(settled, 180), store.load_state(sid)["gate"]
+    assert arrived, "the model was asked (and hung)"
+    doc = store.load(sid)
+    missing = [p for p in paths if file_id(p) not in doc["nodes"]]
+    assert not missing, f"{len(missing)} of {EDITS} edited files missing from the graph: {missing[:5]}"
+    entries = read_journal(store.journal_path(sid))
+    applied = [i for e in entries if e.get("kind") == "patch" and not str(e.get("rationale", "")).startswith("tool events folded")
+               for i in e.get("event_ids") or [] if i.startswith("e")]
+    assert sorted(applied, key=lambda i: int(i[1:])) == [f"e{i}" for i in range(1, EDITS + 1)]  # each once, none dropped
+    assert "dropped" not in store.load_state(sid)["gate"]
+    assert any("timed out" in str(e.get("fallback_reason", "")) for e in entries)  # the model hung, the batch was folded offline

@@ -1,0 +1,93 @@
+"""Redaction through the real hook: ``<private>`` never stored, the library never imported.
+
+The hook stores prompts through the fast redaction (own rules) and removes ``<private>``
+spans from every tool field without ``re``; the detached probe completes the job with
+``detect-secrets`` before anything is journaled. These run ``rgraph-hook`` as Claude Code
+does (sync offline probe, from ``conftest.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import prompt_payload, run_hook, tool_payload
+
+SID = "9a1f3c5e-2b4d-4f6a-8c0e-1d3b5f7a9c2e"
+SECRET = "zebra-orchid-5521"
+
+
+def _stored() -> str:
+    """Everything the hooks and the probe wrote under the state directory."""
+    home = Path(os.environ["ROLLING_GRAPH_HOME"])
+    return "\n".join(p.read_text(errors="replace") for p in home.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".txt"))
+
+
+def test_private_spans_in_prompts_paths_and_tool_output_are_never_stored() -> None:
+    run_hook("session-start", {"session_id": SID, "transcript_path": "/tmp/t.jsonl", "cwd": "/home/dev/app", "source": "startup"})
+    prompts = [
+        f"Let's go with Redis. < private reason='x'>{SECRET}</private > thanks",
+        f"Note <PRIVATE\n>{SECRET} <private>inner</private> still private</PRIVATE> for later",
+    ]
+    for prompt in prompts:
+        assert run_hook("user-prompt-submit", prompt_payload(SID, prompt)).returncode == 0
+    path = f"/home/dev/app/<private>{SECRET}</private>/plan.md"
+    tools = [
+        tool_payload(SID, "Write", {"file_path": path, "content": "plan"}, {"filePath": path}),
+        tool_payload(SID, "Bash", {"command": "cat notes"}, {"stdout": "ok\n" * 900 + f"<private>\n{'x ' * 300}{SECRET}\n</private>\ndone", "stderr": ""}),
+        tool_payload(SID, "Edit", {"file_path": "/home/dev/app/a.py", "old_string": "a", "new_string": f"<private >{SECRET}"}, {}),
+    ]
+    for payload in tools:
+        proc = run_hook("post-tool-use", payload)
+        assert proc.returncode == 0, proc.stderr
+        assert SECRET.encode() not in proc.stdout
+    stored = _stored()
+    assert stored, "the hooks wrote nothing"
+    assert SECRET not in stored
+    assert "[REDACTED:private]" in stored
+
+
+def test_a_secret_in_a_prompt_is_masked_in_the_stored_state_and_the_journal() -> None:
+    token = "ghp_" + "Ab1Cd2Ef3Gh4Ij5Kl6Mn7Op8Qr9St0Uv1Wx2"
+    run_hook("session-start", {"session_id": SID, "transcript_path": "/tmp/t.jsonl", "cwd": "/home/dev/app", "source": "startup"})
+    run_hook("user-prompt-submit", prompt_payload(SID, f"Let's go with GitHub Actions; the deploy token is {token}"))
+    stored = _stored()
+    assert token not in stored and token[4:20] not in stored
+
+
+def _modules_after_hook(tmp_path: Path, event: str, payload: dict[str, object], names: tuple[str, ...]) -> list[str]:
+    stdin = tmp_path / "payload.json"
+    stdin.write_text(json.dumps(payload))
+    code = (
+        "import io, os, sys\n"
+        f"sys.stdin = io.TextIOWrapper(open({str(stdin)!r}, 'rb'))\n"
+        f"sys.argv = ['rgraph-hook', {event!r}]\n"
+        "os.environ['ROLLING_GRAPH_PROBE_MODE'] = 'async'\n"
+        "from rolling_graph import hook\n"
+        "try:\n    hook.main()\nexcept SystemExit:\n    pass\n"
+        f"print(sorted(m for m in {names!r} if m in sys.modules))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return eval(proc.stdout.strip().splitlines()[-1])  # noqa: S307 - our own printed list
+
+
+def test_the_hook_never_imports_the_secret_detection_library(tmp_path: Path) -> None:
+    heavy = ("detect_secrets", "requests", "yaml", "rolling_graph.redact_library")
+    prompt = prompt_payload(SID, "password = 'hunter2-S3cret' and <private>x</private> AKIAIOSFODNN7EXAMPLE")
+    tool = tool_payload(SID, "Bash", {"command": "env"}, {"stdout": "API_KEY=abc123def456ghi789\n<private>x</private>", "stderr": ""})
+    assert _modules_after_hook(tmp_path, "user-prompt-submit", prompt, heavy) == []
+    assert _modules_after_hook(tmp_path, "post-tool-use", tool, heavy) == []
+
+
+def test_private_spans_cost_a_tool_result_no_regular_expression(tmp_path: Path) -> None:
+    bare = subprocess.run([sys.executable, "-c", "import sys; print('re' in sys.modules)"], capture_output=True, text=True, timeout=30)
+    if bare.stdout.strip() == "True":  # an editable install's finder loads re at start-up
+        names: tuple[str, ...] = ("rolling_graph.redact_rules",)
+    else:
+        names = ("re", "rolling_graph.redact_rules")
+    tool = tool_payload(SID, "Bash", {"command": "cat <private>secret.txt</private>"}, {"stdout": "< private >x</private>", "stderr": ""})
+    assert _modules_after_hook(tmp_path, "post-tool-use", tool, names) == []
