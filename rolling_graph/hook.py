@@ -207,7 +207,7 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload:
         if summary and not sync:
             _gate_event(doc, "CompactSummary", {"text": summary}, settings.clock.now_iso(), settings, doc["nodes"])
         snapshot = warm.read_resume_snapshot(settings, doc["project"]) if source in ("startup", "resume", "clear") else None
-        merged = snapshot is not None and warm.merge_snapshot(store, doc, snapshot, now)
+        merged = snapshot is not None and warm.merge_snapshot(store, doc, snapshot, now, source)
         tx.graph = created or merged
         from .restore import restore_context  # the block escapes ``source`` (the payload's text) in its heading
 

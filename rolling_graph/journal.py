@@ -26,6 +26,7 @@ from . import jsonio
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any
 
     from .config import DecaySettings
     from .types import GraphDoc, JournalEntry, PatchOp
@@ -148,13 +149,25 @@ def _apply_ops(graph: GraphDoc, ops: list[PatchOp]) -> None:
     if len(adds) == len(ops):
         for (head, key), op in zip(adds, ops, strict=True):
             if head == "nodes":
-                graph["nodes"][key] = op["value"]
+                graph["nodes"][key] = _fresh(op["value"])
             else:
-                graph["edges"][key] = op["value"]
+                graph["edges"][key] = _fresh(op["value"])
         return
+    import copy
+
     import jsonpatch
 
-    jsonpatch.apply_patch(graph, ops, in_place=True)
+    # The graph must not share objects with the entry: decay changes weights in place, and
+    # the entry may be written to the journal after that (a probe's batch is one write).
+    jsonpatch.apply_patch(graph, copy.deepcopy(ops), in_place=True)
+
+
+def _fresh(value: Any) -> Any:
+    """A copy of a node or edge deep enough that changing the graph never changes the entry
+    (their nested values are flat: ``sources`` and ``files`` lists, the ``facts`` map)."""
+    if not isinstance(value, dict):
+        return value
+    return {k: (list(v) if isinstance(v, list) else dict(v) if isinstance(v, dict) else v) for k, v in value.items()}
 
 
 def apply_entry(graph: GraphDoc, entry: JournalEntry, decay: DecaySettings) -> None:

@@ -134,6 +134,8 @@ def _requests(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]
     current, earlier = asked[0], asked[1 : 1 + s.earlier_requests]
     by = facts_of(g.nodes[current]).get("by")
     head = "Request (user): " if by in (None, "user") else "Request: "
+    if g.nodes[current].get("pulled"):  # from the warm graph: an earlier session asked it
+        head = "Last session's r" + head[1:]
     room = min(s.request_chars, sec.room() - len(head) - 2)
     if room >= 20 and sec.add(f'{head}"{esc(g.label(current), room)}"'):
         shown.append(current)

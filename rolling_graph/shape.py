@@ -100,14 +100,21 @@ def _event_ok(event: object) -> bool:
     )
 
 
+_COUNTER_INTS = ("events", "prompts", "tool_events", "gate_fired", "probes", "probe_tokens_in", "probe_tokens_out",
+                 "patches_rejected", "injections", "injected_tokens", "last_injection_tokens")
+
+
 def _counter_problem(key: str, value: object) -> bool:
+    """Whether a known counter has the wrong type (one this code does not know is left alone)."""
+    if key in _COUNTER_INTS:
+        return not _int(value)
     if key in _COUNTER_DICTS:
         return not isinstance(value, dict)
     if key in _COUNTER_TEXT:
         return not isinstance(value, str)
     if key in _COUNTER_FLAGS:
         return not isinstance(value, bool)
-    return not _int(value)
+    return False
 
 
 def state_problem(raw: object) -> str | None:
@@ -146,8 +153,8 @@ def repair_state(raw: object, entries: list[JournalEntry], why: str, *, note: bo
     from .model import new_counters, normalize_state
 
     src: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    gate_raw = src.get("gate") if isinstance(src.get("gate"), dict) else {}
-    counters_raw = src.get("counters") if isinstance(src.get("counters"), dict) else {}
+    gate_raw: dict[str, Any] = src["gate"] if isinstance(src.get("gate"), dict) else {}
+    counters_raw: dict[str, Any] = src["counters"] if isinstance(src.get("counters"), dict) else {}
     gate: dict[str, Any] = {}
     lost = 0
     for key, value in gate_raw.items():
@@ -192,9 +199,11 @@ def _counters_from_journal(entries: list[JournalEntry]) -> dict[str, Any]:
             events = max(events, _event_number(eid))
         if ids and e.get("kind") in ("patch", "rejected"):
             t_in, t_out = e.get("input_tokens"), e.get("output_tokens")
+            spent_in = t_in if isinstance(t_in, int) and not isinstance(t_in, bool) else 0
+            spent_out = t_out if isinstance(t_out, int) and not isinstance(t_out, bool) else 0
             backend = e.get("backend")
             first = batches.setdefault(tuple(ids), (backend if isinstance(backend, str) else "unknown", 0, 0))
-            batches[tuple(ids)] = (first[0], max(first[1], t_in if _int(t_in) else 0), max(first[2], t_out if _int(t_out) else 0))
+            batches[tuple(ids)] = (first[0], max(first[1], spent_in), max(first[2], spent_out))
     by: dict[str, int] = {}
     for backend, _, _ in batches.values():
         by[backend] = by.get(backend, 0) + 1

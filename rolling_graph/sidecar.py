@@ -400,6 +400,11 @@ class SidecarStore:
         present = os.path.exists(path)
         if not present and not os.path.exists(jpath):
             return normalize_state(None)  # a new session
+        if raw is None and present:  # (created by another process just now? read it again)
+            raw = read_json(path)
+            why = state_problem(raw) if raw is not None else None
+            if raw is not None and why is None:
+                return normalize_state(raw)
         from .shape import repair_state
 
         state = repair_state(raw, journal_mod.read_journal(jpath), why or "unreadable", note=present)
@@ -493,6 +498,8 @@ class SidecarStore:
             else:
                 group.append(entry)
             doc["nodes"], doc["edges"], doc["focus"] = trial["nodes"], trial["edges"], trial["focus"]
+            if "last_decay_at" in trial:  # a live graph decays exactly as its journal rebuilds it
+                doc["last_decay_at"] = trial["last_decay_at"]
         elif group is None:
             journal_mod.append(self._path(sid, "journal.jsonl"), entry)
         else:

@@ -26,9 +26,13 @@ if TYPE_CHECKING:
     from .types import Edge, GraphDoc, Node, PatchOp, Snapshot
 
 SNAPSHOT_VERSION = 1
-#: Bounds on what a snapshot holds and what one resume may add to a hot graph.
-MAX_NODES = 40
-MAX_EDGES = 80
+#: Bounds on what a snapshot holds, and what a new session (``startup``, ``clear``) takes
+#: from it: enough for the restore block's names to fill an 800-token budget.
+MAX_NODES = 160
+MAX_EDGES = 200
+#: What one resume may add to a session's hot graph (it has its own nodes already).
+RESUME_NODES = 40
+RESUME_EDGES = 80
 
 
 def snapshot_file(home: str | os.PathLike[str], project_root: str) -> str:
@@ -56,21 +60,26 @@ def read_snapshot(home: str | os.PathLike[str], project_root: str) -> Snapshot |
     return data
 
 
-def _clean_node(raw: dict[str, Any], now: datetime) -> Node | None:
+def _clean_node(raw: dict[str, Any], stamp: str) -> Node | None:
     """A snapshot node as a hot-graph node (:func:`rolling_graph.model.normalize_node`: the
-    one set of defaults), pulled into this session now: its time decay starts from here."""
+    one set of defaults), pulled into this session at ``stamp``: its time decay starts from
+    here. Its facts come along (a file's edit counts, a task's status), except ``seq``: the
+    event counter of another session would outrank this one's."""
     node_id = raw.get("id")
     if not is_node_id(node_id):
         return None
-    stamp = iso(now)
     node = normalize_node(node_id, raw, stamp)
+    if "facts" in node:
+        node["facts"].pop("seq", None)
+        if not node["facts"]:
+            del node["facts"]
     node["label"] = clean_line(node["label"], LABEL_MAX) or node_id  # stored as a label: the one sanitiser
     if "summary" in node:
         node["summary"] = clean_line(node["summary"], SUMMARY_MAX)
         if not node["summary"]:
             del node["summary"]
     node.update({"weight": round(node["weight"], 4), "floor": round(node["floor"], 4), "last_activated": stamp,
-                 "activations": 0, "sources": [], "pulled": True, "origin": "warm"})
+                 "first_seen": min(node["first_seen"], stamp), "activations": 0, "sources": [], "pulled": True, "origin": "warm"})
     return node
 
 
@@ -80,9 +89,13 @@ def snapshot_ops(
     """RFC 6902 ``add`` ops for the snapshot's nodes and edges the hot doc lacks.
 
     Nodes keep the snapshot's order (best first), marked ``"pulled": true, "origin":
-    "warm"``; an edge is added only when both ends are in the doc or added here. The
-    caller applies them with ``SidecarStore.apply_ops(..., kind="resume"|"pull")``.
+    "warm"``, and are stamped a second apart in that order (the first ``now``): the hot
+    graph's recency then keeps the warm graph's ranking, and the restore block names the
+    last session's request first. An edge is added only when both ends are in the doc or
+    added here. The caller applies them with ``SidecarStore.apply_ops(..., kind="resume"|"pull")``.
     """
+    from datetime import timedelta  # the datetime module is loaded already: ``now`` is one
+
     have_nodes = set(doc["nodes"])
     have_edges = set(doc["edges"])
     if doc["project"] and snapshot.get("project") and doc["project"] != snapshot["project"]:
@@ -94,7 +107,7 @@ def snapshot_ops(
             break
         if not isinstance(raw, dict):
             continue
-        node = _clean_node(raw, now)
+        node = _clean_node(raw, iso(now - timedelta(seconds=len(added))))
         if node is None or node["id"] in have_nodes or node["id"] in added:
             continue
         ops.append({"op": "add", "path": f"/nodes/{node['id']}", "value": node})

@@ -32,12 +32,16 @@ def read_resume_snapshot(settings: Settings, project: str | None) -> Snapshot | 
     return snapshot.read_snapshot(settings.home_dir, project) if project else None
 
 
-def merge_snapshot(store: SidecarStore, doc: SessionDoc, snap: Snapshot, now: datetime) -> bool:
+def merge_snapshot(store: SidecarStore, doc: SessionDoc, snap: Snapshot, now: datetime, source: str = "startup") -> bool:
     """Bring the project's top warm branches into ``doc`` (held in a transaction); journaled.
-    Returns whether anything was added."""
+    A new session takes the whole snapshot, a resumed one (which has its own graph) its
+    first :data:`rolling_graph.snapshot.RESUME_NODES`. Returns whether anything was added."""
     from . import snapshot
 
-    ops = snapshot.snapshot_ops(doc, snap, now)
+    if source == "resume":
+        ops = snapshot.snapshot_ops(doc, snap, now, max_nodes=snapshot.RESUME_NODES, max_edges=snapshot.RESUME_EDGES)
+    else:
+        ops = snapshot.snapshot_ops(doc, snap, now)
     if ops:
         store.commit_ops(doc, ops, kind="resume", rationale="pulled from the warm graph's resume snapshot", backend="warm")
     return bool(ops)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import resource
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
@@ -35,7 +35,7 @@ def _capped() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (AS_LIMIT, AS_LIMIT))
 
 
-def run_capped(event: str, payload: dict[str, object]) -> tuple[int, float, str]:
+def run_capped(event: str, payload: Mapping[str, object]) -> tuple[int, float, str]:
     import json
     import subprocess
 

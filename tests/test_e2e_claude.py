@@ -135,7 +135,9 @@ def scenario(tmp_path_factory: pytest.TempPathFactory, warm_dsn: str) -> Iterato
         played.play(
             "decide",
             DECISION_PROMPT,
-            turns=(Turn.tools(read(sandbox.project / "notes.md")), Turn.tools(bash("ls")), Turn.say("Noted.")),
+            # `ls` of a missing path fails: Claude Code reports it as PostToolUseFailure.
+            turns=(Turn.tools(read(sandbox.project / "notes.md")), Turn.tools(bash("ls")),
+                   Turn.tools(bash("ls missing-dir")), Turn.say("Noted.")),
         )
         sid = played.session_id
         assert wait_for_graph_to_learn_decision(sandbox.rg_home, sid), "the probe never added the decision"
@@ -251,11 +253,10 @@ def test_brand_new_session_in_the_project_starts_with_the_warm_decision(scenario
     assert any(event == "SessionStart" and mentions_decision(text) for event, text in hook_contexts(first_request))
 
 
-def last_user_text(request: RecordedRequest) -> str:
-    last = request.body["messages"][-1]
-    if last["role"] != "user" or isinstance(last["content"], str):
-        return str(last["content"])
-    return "\n".join(block.get("text", "") for block in last["content"] if isinstance(block, dict))
+def message_text(message: dict[str, Any]) -> str:
+    if isinstance(message["content"], str):
+        return message["content"]
+    return "\n".join(block.get("text", "") for block in message["content"] if isinstance(block, dict))
 
 
 def test_graph_slash_command_prints_the_graph(scenario: Scenario) -> None:
@@ -265,7 +266,9 @@ def test_graph_slash_command_prints_the_graph(scenario: Scenario) -> None:
 
     # When the command's shell line is refused, Claude Code answers itself and asks no model.
     assert requests and run.output.get("result") == "Here is the graph.", run.output.get("result")
-    user_text = last_user_text(requests[0])
+    # The command's message; Claude Code may put the SessionStart(resume) context after it.
+    texts = [message_text(m) for m in requests[0].body["messages"] if m["role"] == "user"]
+    user_text = next((t for t in reversed(texts) if f"<command-name>{command}</command-name>" in t), texts[-1])
     assert f"<command-name>{command}</command-name>" in user_text
     assert "command not found" not in user_text, user_text[-1000:]
     assert mentions_decision(user_text), user_text[-2000:]

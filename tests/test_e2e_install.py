@@ -53,6 +53,7 @@ def wait_for_environment(sandbox: Sandbox) -> Path:
     raise AssertionError(f"the bootstrap built no environment in {BUILD_WAIT_S:.0f} s:\n{logs}")
 
 
+@pytest.mark.timeout(BUILD_WAIT_S + 180)
 def test_a_new_user_with_nothing_installed_gets_working_hooks_from_the_second_session(tmp_path: Path) -> None:
     sandbox = Sandbox.create(
         tmp_path,

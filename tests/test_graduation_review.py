@@ -15,6 +15,7 @@ from freezegun import freeze_time
 from typer.testing import CliRunner
 
 from rolling_graph.config import Settings
+from rolling_graph.errors import UserError
 from rolling_graph.reconcile import graduation_cli, review
 
 pytestmark = pytest.mark.db
@@ -44,7 +45,9 @@ def cli(*args: str, input: str | None = None) -> tuple[int, str]:
     app = typer.Typer()
     graduation_cli.register(app)
     result = CliRunner().invoke(app, list(args), input=input)
-    return result.exit_code, result.output
+    # A UserError leaves the command as an exception; ``rgraph`` prints it as one line.
+    error = str(result.exception) if isinstance(result.exception, UserError) else ""
+    return result.exit_code, result.output + error
 
 
 def sessions(settings: Settings, root: str, count: int = 3, *, with_hooks: bool = False) -> None:

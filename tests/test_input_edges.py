@@ -79,6 +79,23 @@ def test_a_prompt_with_a_lone_surrogate_is_remembered_with_a_replacement_charact
     assert "\ufffd" in json.dumps(read_journal(store.journal_path("sur")), ensure_ascii=False)
 
 
+def test_a_lone_surrogate_from_elsewhere_never_breaks_a_write(isolated_home: Path) -> None:
+    """Text that did not come through the hook's input (a transcript line read by the probe)
+    may still hold one: the journal and the state keep it as its JSON escape, valid UTF-8."""
+    from rolling_graph.model import make_node
+
+    store = SidecarStore(load_settings())
+    node = make_node("Pulsar\udc80 topics", "technical", "concept")
+    store.apply_ops("sur2", [{"op": "add", "path": f"/nodes/{node['id']}", "value": node}], kind="patch", rationale="r\ud800")
+    with store.transaction("sur2", graph=False) as doc:
+        doc["gate"]["pending"].append({"id": "e1", "event": "AssistantText", "at": "", "text": "x\ud800", "tool": None,
+                                       "paths": [], "error": False, "reasons": []})
+    for name in ("journal.jsonl", "graph.json", "state.json"):
+        (isolated_home / "sessions" / f"sur2.{name}").read_bytes().decode("utf-8")
+    assert store.load("sur2")["nodes"][node["id"]]["label"] == "Pulsar\udc80 topics"
+    assert store.load_state("sur2")["gate"]["pending"][0]["text"] == "x\ud800"
+
+
 # --- wrong-shaped files ------------------------------------------------------------------------
 
 

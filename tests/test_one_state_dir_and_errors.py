@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import HOOK, prompt_payload, running_postmasters, run_hook
+from conftest import HOOK, prompt_payload, run_hook, running_postmasters
 
 from rolling_graph import adopt
 from rolling_graph.config import ConfigError, default_home, load_settings

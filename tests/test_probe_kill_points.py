@@ -31,6 +31,7 @@ from rolling_graph.probe import runner
 from rolling_graph.probe.base import ProbeResult
 from rolling_graph.probe.offline import OfflineProbe
 from rolling_graph.sidecar import SidecarStore
+from rolling_graph.types import JournalEntry
 
 KAFKA = "Let's use Kafka for events."
 PULSAR = "Actually, use Pulsar instead of Kafka. Let's go with Pulsar."
@@ -104,10 +105,10 @@ def probe_until_idle(settings: Settings, sid: str) -> None:
     raise AssertionError(f"still queued: {gate}")
 
 
-def batches(settings: Settings, sid: str) -> dict[str, list[dict[str, Any]]]:
+def batches(settings: Settings, sid: str) -> dict[str, list[JournalEntry]]:
     """Event id → the probe answers (not the tool folds that follow a model's patch) that
     carry it."""
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[JournalEntry]] = {}
     for entry in read_journal(SidecarStore(settings).journal_path(sid)):
         if entry.get("kind") == "patch" and not str(entry.get("rationale", "")).startswith("tool events folded"):
             for eid in entry.get("event_ids") or []:

@@ -248,3 +248,19 @@ def test_a_sessions_project_is_read_from_its_first_journal_entry() -> None:
     assert store.project("s1") == "/work/app"
     assert store.project("never-seen") is None
     assert [e["kind"] for e in store.read_journal("s1")] == ["init"]
+
+
+def test_a_live_graph_decays_exactly_as_its_journal_rebuilds_it() -> None:
+    # Probe entries hours apart carry `decay_at`: the live graph must keep the time it last
+    # decayed, or the time factor never applies live while a rebuild applies it.
+    store = _store()
+    store.apply_ops("s1", _add_node_ops("PostgreSQL", "decision") + _add_node_ops("pgvector"), kind="patch", rationale="r0")
+    for hour, label in ((6, "Alembic"), (12, "Dramatiq"), (18, "Sentry")):
+        with store.transaction("s1") as doc:
+            store.commit_entry(doc, {"kind": "patch", "rationale": label, "ops": _add_node_ops(label),
+                                     "decay_at": f"2026-11-26T{hour:02d}:00:00Z"})
+    live = store.load("s1")
+    store.graph_path("s1").unlink()
+    rebuilt = store.load("s1")
+    assert {n: v["weight"] for n, v in live["nodes"].items()} == {n: v["weight"] for n, v in rebuilt["nodes"].items()}
+    assert live["nodes"]["postgresql"]["weight"] < 0.5, "six-hour gaps decay what was not touched"

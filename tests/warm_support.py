@@ -4,9 +4,9 @@ a fresh database per test module, and small builders for hot sidecar documents."
 from __future__ import annotations
 
 import atexit
-import os
 import functools
 import json
+import os
 import shutil
 import tempfile
 import uuid

@@ -1,8 +1,8 @@
 """Resume and pull ranking: reciprocal rank fusion (RRF) of independent legs.
 
 Each leg ranks candidates by one signal — weight, recency ``exp(-age/half_life)``,
-cross-session frequency, hops from the last focus and (for prompt pulls) embedding
-similarity — and RRF sums ``1 / (k + rank)`` over the legs a candidate appears in. RRF
+cross-session frequency, uses (activations summed over sessions; resume only), hops from
+the last focus and (for prompt pulls) embedding similarity — and RRF sums ``1 / (k + rank)`` over the legs a candidate appears in. RRF
 needs no score calibration between legs, which is why it suits signals this different.
 """
 
@@ -20,10 +20,12 @@ class RankSettings:
     k: int = 60
     half_life_hours: float = 72.0
     max_hops: int = 3
+    #: Rank by uses too (how often sessions touched the node), where candidates carry them.
+    uses_leg: bool = True
 
 
 RESUME = RankSettings()
-PULL = RankSettings(half_life_hours=168.0, max_hops=2)
+PULL = RankSettings(half_life_hours=168.0, max_hops=2, uses_leg=False)
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class Candidate:
     session_count: int = 1
     hops: int | None = None  # from the focus; None when not connected within max_hops
     similarity: float | None = None  # cosine similarity to the prompt, same model only
+    activations: int | None = None  # uses over all sessions; None when not known
 
 
 def rrf(rankings: Iterable[Sequence[str]], k: int = 60) -> dict[str, float]:
@@ -97,6 +100,9 @@ def legs(candidates: Sequence[Candidate], now: datetime, settings: RankSettings 
             [c for c in candidates if c.hops is not None and c.hops <= settings.max_hops], lambda c: float(c.hops or 0)
         ),
     }
+    used = [c for c in candidates if c.activations is not None]
+    if settings.uses_leg and used:
+        out["uses"] = _competition(used, lambda c: -float(c.activations or 0))
     similar = [c for c in candidates if c.similarity is not None]
     if similar:
         out["similarity"] = _competition(similar, lambda c: -round(c.similarity or 0.0, 6))

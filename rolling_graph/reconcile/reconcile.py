@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from rolling_graph.config import Settings
 from rolling_graph.model import DOMAINS, KINDS, LABEL_MAX, SUMMARY_MAX, VERBS, parse_iso
 from rolling_graph.project import project_key
-from rolling_graph.reconcile import db, embeddings, merge, resume, upsert
+from rolling_graph.reconcile import db, embeddings, keys, merge, resume, upsert, warm_facts
 from rolling_graph.reconcile.embed_alongside import EmbedAlongside, pending, store_pending
 from rolling_graph.redact import redact
 from rolling_graph.sidecar import SidecarStore
@@ -79,19 +79,23 @@ def _time(text: str, fallback: datetime) -> datetime:
     return parse_iso(text) or fallback
 
 
-def _clean_nodes(doc: GraphDoc, now: datetime) -> list[dict[str, Any]]:
-    """The hot nodes as the warm graph stores them: labels and summaries redacted again
-    (the warm graph outlives the session), values clamped to the warm schema."""
+def _clean_nodes(doc: GraphDoc, now: datetime, nodes: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The hot nodes as the warm graph stores them: labels, summaries and facts redacted
+    again (the warm graph outlives the session), values clamped to the warm schema. A node
+    pulled from the warm graph and never touched in the session is marked ``untouched``:
+    unless the warm graph has lost it, it is no contribution of this session's
+    (:func:`rolling_graph.reconcile.upsert.upsert_nodes`)."""
     out = []
-    for node_id, raw in doc["nodes"].items():
+    for node_id, raw in (doc["nodes"] if nodes is None else nodes).items():
         last = _time(raw["last_activated"], now)
         summary = raw.get("summary")
+        kind = raw["kind"] if raw["kind"] in KINDS else "concept"
         out.append(
             {
                 "id": node_id,
                 "label": redact(raw["label"] or node_id)[:LABEL_MAX],
                 "domain": raw["domain"] if raw["domain"] in DOMAINS else "technical",
-                "kind": raw["kind"] if raw["kind"] in KINDS else "concept",
+                "kind": kind,
                 "summary": redact(summary)[:SUMMARY_MAX] if summary else None,
                 "confidence": merge.merge_confidence(None, raw["confidence"]),
                 "weight": merge.clamp01(raw["weight"]),
@@ -101,20 +105,28 @@ def _clean_nodes(doc: GraphDoc, now: datetime) -> list[dict[str, Any]]:
                 "last_activated": last,
                 "activations": max(1, raw["activations"]),
                 "sources": raw["sources"][:8],
+                "facts": warm_facts.durable(kind, raw.get("facts")),
+                "untouched": raw.get("pulled") is True and raw["activations"] == 0,
             }
         )
     return out
 
 
-def _clean_edges(doc: GraphDoc, node_ids: set[str], now: datetime) -> list[dict[str, Any]]:
+def _clean_edges(doc: GraphDoc, node_ids: set[str], now: datetime, edges: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     out = []
-    for raw in doc["edges"].values():
+    for raw in (doc["edges"] if edges is None else edges).values():
         s, r, t = raw["source"], raw["relationship"], raw["target"]
         if s not in node_ids or t not in node_ids or r not in VERBS:
             continue
         out.append({"source": s, "relationship": r, "target": t, "strength": merge.clamp01(raw["strength"]),
                     "last_activated": _time(raw["last_activated"], now)})
     return out
+
+
+def _last_active(nodes: list[dict[str, Any]], doc: GraphDoc, now: datetime) -> datetime:
+    """When the session was last active: its most recent node of its own (else its last write)."""
+    own = [n["last_activated"] for n in nodes if not n["untouched"]]
+    return max(own) if own else _time(doc["updated_at"], now)
 
 
 def ensure_project(conn: Any, root: str) -> int:
@@ -169,8 +181,9 @@ def reconcile_doc(
     seq = doc["journal_seq"]
     if _already_merged(conn, root, session_id, seq):
         return ReconcileResult(session_id, root, trigger, seq, noop=True)
-    nodes = _clean_nodes(doc, now)
-    edges = _clean_edges(doc, {n["id"] for n in nodes}, now)
+    hot_nodes, hot_edges = keys.rekey_files(doc["nodes"], doc["edges"], keys.doc_roots(doc))  # a sidecar from before stable keys
+    nodes = _clean_nodes(doc, now, hot_nodes)
+    edges = _clean_edges(doc, {n["id"] for n in nodes}, now, hot_edges)
 
     embedder = embedder or embeddings.get_embedder(settings)
     alongside: EmbedAlongside | None = None
@@ -189,9 +202,10 @@ def reconcile_doc(
             fresh = upsert.upsert_nodes(conn, pid, session_id, seq, nodes, policy)
             edges_new = upsert.upsert_edges(conn, pid, session_id, seq, edges, policy)
             conn.execute(
-                "INSERT INTO sessions (project_id, session_id, journal_seq) VALUES (%s, %s, %s) "
-                "ON CONFLICT (project_id, session_id) DO UPDATE SET journal_seq = EXCLUDED.journal_seq, last_reconciled_at = now()",
-                (pid, session_id, seq),
+                "INSERT INTO sessions (project_id, session_id, journal_seq, last_active) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (project_id, session_id) DO UPDATE SET journal_seq = EXCLUDED.journal_seq, last_reconciled_at = now(),"
+                " last_active = greatest(sessions.last_active, EXCLUDED.last_active)",
+                (pid, session_id, seq, _last_active(nodes, doc, now)),
             )
             focus = [f for f in (doc.get("focus") or []) if isinstance(f, str)][:8]
             conn.execute("UPDATE projects SET last_focus = %s, updated_at = now() WHERE id = %s", (focus, pid))

@@ -15,14 +15,17 @@ from typing import Any
 from rolling_graph import snapshot
 from rolling_graph.config import Settings
 from rolling_graph.model import iso, utcnow
-from rolling_graph.reconcile import rank
+from rolling_graph.reconcile import rank, startup
 from rolling_graph.reconcile.snapshot import write_snapshot
 
 #: How many nodes each cheap leg contributes to the candidate pool.
 PER_LEG = 100
 NEIGHBOURHOOD_MAX = 400
 
-_NODE_COLUMNS = "id, label, domain, kind, summary, confidence, weight, anchor, floor, first_seen, last_activated, session_count"
+_NODE_COLUMNS = (
+    "id, label, domain, kind, summary, confidence, weight, anchor, floor, first_seen, last_activated, session_count, activations, facts"
+)
+_NAMES = [c.strip() for c in _NODE_COLUMNS.split(",")]
 
 
 def focus_hops(conn: Any, pid: int, focus: Sequence[str], max_hops: int) -> dict[str, int]:
@@ -59,11 +62,11 @@ def candidates(
         " (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY weight DESC LIMIT %(n)s)"
         " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY last_activated DESC LIMIT %(n)s)"
         " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY session_count DESC LIMIT %(n)s)"
-        " UNION (SELECT unnest(%(x)s::text[])))",
+        + (" UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY activations DESC LIMIT %(n)s)" if settings.uses_leg else "")
+        + " UNION (SELECT unnest(%(x)s::text[])))",
         {"p": pid, "n": per_leg, "x": extra},
     ).fetchall()
-    names = [c.strip() for c in _NODE_COLUMNS.split(",")]
-    by_id = {r[0]: dict(zip(names, r, strict=True)) for r in rows}
+    by_id = {r[0]: dict(zip(_NAMES, r, strict=True)) for r in rows}
     pool = [
         rank.Candidate(
             id=nid,
@@ -72,6 +75,7 @@ def candidates(
             session_count=int(row["session_count"]),
             hops=hops.get(nid),
             similarity=(similarity or {}).get(nid),
+            activations=int(row["activations"]),
         )
         for nid, row in by_id.items()
     ]
@@ -94,6 +98,8 @@ def node_payload(row: dict[str, Any]) -> dict[str, Any]:
     }
     if row.get("summary"):
         out["summary"] = row["summary"]
+    if row.get("facts"):
+        out["facts"] = row["facts"]
     return out
 
 
@@ -108,17 +114,26 @@ def edges_among(conn: Any, pid: int, ids: Sequence[str], limit: int) -> list[dic
 
 
 def build_snapshot(conn: Any, pid: int, root: str, now: datetime | None = None, *, max_nodes: int = snapshot.MAX_NODES) -> dict[str, Any]:
+    """The project's resume snapshot: what the last session left (:mod:`rolling_graph.reconcile.startup`)
+    first, then the project's names ranked by RRF of weight, recency, cross-session
+    frequency, uses and hops from the last focus; superseded nodes only beside their successor."""
     now = now or utcnow()
     row = conn.execute("SELECT last_focus FROM projects WHERE id = %s", (pid,)).fetchone()
     focus = list(row[0]) if row else []
     pool, by_id = candidates(conn, pid, focus=focus)
-    ranked = rank.rank(pool, now, rank.RESUME)[:max_nodes]
+    ranked = rank.rank(pool, now, rank.RESUME)
+    left = startup.left_open(conn, pid, now, _NODE_COLUMNS)
+    hidden = startup.superseded_among(conn, pid, ranked)
+    names = [nid for nid in ranked if by_id[nid]["kind"] not in startup.NOT_NAMES and nid not in hidden]
+    order = list(dict.fromkeys([*left.ids(), *names]))[:max_nodes]
+    rows = {**by_id, **left.rows}
     return {
         "project": root,
         "generated_at": iso(now),
         "focus": focus,
-        "nodes": [node_payload(by_id[nid]) for nid in ranked],
-        "edges": edges_among(conn, pid, ranked, snapshot.MAX_EDGES),
+        "last_session": left.session,
+        "nodes": [node_payload(rows[nid]) for nid in order],
+        "edges": edges_among(conn, pid, order, snapshot.MAX_EDGES),
     }
 
 

@@ -19,7 +19,7 @@ import struct
 from datetime import datetime
 from typing import Any
 
-from rolling_graph.reconcile import merge
+from rolling_graph.reconcile import merge, warm_facts
 
 _REAL = struct.Struct("f")
 
@@ -55,42 +55,56 @@ def _node_contributions(
 def upsert_nodes(
     conn: Any, pid: int, sid: str, seq: int, nodes: list[dict[str, Any]], policy: merge.MergePolicy
 ) -> set[str]:
-    """Merge ``nodes`` (one session's view) into the project; returns the ids that were new."""
+    """Merge ``nodes`` (one session's view) into the project; returns the ids that were new.
+
+    A node marked ``untouched`` (pulled from the warm graph, never touched in the session)
+    whose facts say what the warm graph says is left out: counting it would make every
+    pulled node one session more frequent each time it is handed out. Facts fold as
+    :func:`rolling_graph.reconcile.warm_facts.fold` says.
+    """
     if not nodes:
         return set()
     ids = [n["id"] for n in nodes]
-    existing: dict[str, tuple[float | None, datetime, bool, float, str]] = {
+    existing: dict[str, tuple[float | None, datetime, bool, float, str, Any, datetime]] = {
         r[0]: r[1:]
         for r in conn.execute(
-            "SELECT id, seed_weight, first_seen, anchor, floor, confidence FROM nodes "
+            "SELECT id, seed_weight, first_seen, anchor, floor, confidence, facts, last_activated FROM nodes "
             "WHERE project_id = %s AND id = ANY(%b) ORDER BY id FOR UPDATE",
             (pid, ids),
         )
     }
+    nodes = [n for n in nodes if not (n.get("untouched") and n["id"] in existing
+                                      and warm_facts.same(n.get("facts"), existing[n["id"]][5]))]
+    if not nodes:
+        return set()
+    ids = [n["id"] for n in nodes]
     others, other_acts = _node_contributions(conn, pid, ids, sid)
-    weights, counts, acts, confidences = [], [], [], []
+    weights, counts, acts, confidences, facts = [], [], [], [], []
     for n in nodes:
         mine = merge.Contribution(sid, as_real(n["weight"]), n["last_activated"])
         contributions = [*others.get(n["id"], []), mine]
         row = existing.get(n["id"])
         if row is None:
             seed_weight, seed_time, anchor, floor, confidence = None, None, n["anchor"], n["floor"], None
+            warm, warm_at = None, None
         else:
-            seed_weight, first_seen, anchor, floor, confidence = row
+            seed_weight, first_seen, anchor, floor, confidence, warm, warm_at = row
             seed_time, anchor, floor = min(first_seen, n["first_seen"]), anchor or n["anchor"], max(floor, n["floor"])
         weights.append(merge.node_weight(contributions, seed_weight=seed_weight, seed_time=seed_time, anchor=anchor,
                                          floor=floor, policy=policy))
         counts.append(len(contributions))
         acts.append(other_acts.get(n["id"], 0) + n["activations"])
         confidences.append(merge.merge_confidence(confidence, n["confidence"]))  # the stronger kind wins
+        facts.append(warm_facts.encode(warm_facts.fold(warm, warm_at, n.get("facts"), n["last_activated"])))
 
     col = {k: [n[k] for n in nodes] for k in ("label", "domain", "kind", "summary", "anchor", "floor", "first_seen",
                                                "last_activated", "activations", "weight", "sources")}
     conn.execute(
         "INSERT INTO nodes AS w (project_id, id, label, domain, kind, summary, confidence, weight, anchor, floor, first_seen,"
-        " last_activated, activations, session_count) "
-        "SELECT %s, * FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::text[], %b::real[], %b::bool[],"
-        " %b::real[], %b::timestamptz[], %b::timestamptz[], %b::int[], %b::int[]) "
+        " last_activated, activations, session_count, facts) "
+        "SELECT %s, i, l, d, k, s, c, wt, a, f, fs, la, ac, sc, fa::jsonb FROM unnest(%b::text[], %b::text[], %b::text[], %b::text[],"
+        " %b::text[], %b::text[], %b::real[], %b::bool[], %b::real[], %b::timestamptz[], %b::timestamptz[], %b::int[], %b::int[],"
+        " %b::text[]) AS u(i, l, d, k, s, c, wt, a, f, fs, la, ac, sc, fa) "
         "ON CONFLICT (project_id, id) DO UPDATE SET "
         " label = CASE WHEN EXCLUDED.last_activated >= w.last_activated THEN EXCLUDED.label ELSE w.label END,"
         " domain = CASE WHEN EXCLUDED.last_activated >= w.last_activated THEN EXCLUDED.domain ELSE w.domain END,"
@@ -100,9 +114,9 @@ def upsert_nodes(
         " confidence = EXCLUDED.confidence, weight = EXCLUDED.weight, activations = EXCLUDED.activations,"
         " session_count = EXCLUDED.session_count, anchor = w.anchor OR EXCLUDED.anchor, floor = greatest(w.floor, EXCLUDED.floor),"
         " first_seen = least(w.first_seen, EXCLUDED.first_seen), last_activated = greatest(w.last_activated, EXCLUDED.last_activated),"
-        " updated_at = now()",
+        " facts = EXCLUDED.facts, updated_at = now()",
         (pid, ids, col["label"], col["domain"], col["kind"], col["summary"], confidences, weights, col["anchor"], col["floor"],
-         col["first_seen"], col["last_activated"], acts, counts),
+         col["first_seen"], col["last_activated"], acts, counts, facts),
     )
     conn.execute(
         "INSERT INTO node_sessions (project_id, node_id, session_id, weight, activations, first_seen, last_activated, sources, journal_seq) "
