@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from rolling_graph import gate as gate_mod  # noqa: E402
 from rolling_graph.config import GateSettings, RenderSettings  # noqa: E402
 from rolling_graph.events import event_from_payload  # noqa: E402
-from rolling_graph.model import DOMAINS, edge_key, make_edge, make_node, new_document  # noqa: E402
+from rolling_graph.ids import edge_key
+from rolling_graph.model import DOMAINS, make_edge, make_node, new_document  # noqa: E402
 from rolling_graph.render import render_lod  # noqa: E402
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)

@@ -24,7 +24,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from rolling_graph.config import load_settings  # noqa: E402
-from rolling_graph.model import DOMAINS, KINDS, VERBS, edge_key, make_edge, make_node, utcnow  # noqa: E402
+from rolling_graph.ids import edge_key
+from rolling_graph.model import DOMAINS, KINDS, VERBS, make_edge, make_node, utcnow  # noqa: E402
 from rolling_graph.sidecar import SidecarStore  # noqa: E402
 
 

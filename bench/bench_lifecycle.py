@@ -35,8 +35,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_hook import _run, build_graph  # noqa: E402
 
+from rolling_graph.clock import iso
 from rolling_graph.config import load_settings  # noqa: E402
-from rolling_graph.model import iso, utcnow  # noqa: E402
+from rolling_graph.model import utcnow  # noqa: E402
 from rolling_graph.project import project_root  # noqa: E402
 from rolling_graph.reconcile.snapshot import write_snapshot  # noqa: E402
 from rolling_graph.sidecar import SidecarStore  # noqa: E402

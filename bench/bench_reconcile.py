@@ -28,7 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import psycopg  # noqa: E402
 
 from rolling_graph.config import Settings  # noqa: E402
-from rolling_graph.model import DOMAINS, edge_key, make_edge, make_node, new_document  # noqa: E402
+from rolling_graph.ids import edge_key
+from rolling_graph.model import DOMAINS, make_edge, make_node, new_document  # noqa: E402
 from rolling_graph.reconcile import db, embeddings, pull, server  # noqa: E402
 from rolling_graph.reconcile.reconcile import reconcile_doc  # noqa: E402
 

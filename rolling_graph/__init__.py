@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 _BY_MODULE = {
     "rolling_graph.config": ("load_settings", "Settings", "ConfigError"),
     "rolling_graph.model": ("new_document", "make_node", "make_edge", "DOMAINS", "KINDS", "VERBS"),
-    "rolling_graph.sidecar": ("SidecarStore", "validate_session_id"),
+    "rolling_graph.sidecar": ("SidecarStore",),
+    "rolling_graph.ids": ("validate_session_id",),
     "rolling_graph.journal": ("read_journal",),
     "rolling_graph.patch": ("validate_ops", "PatchRejected"),
     "rolling_graph.probe.offline": ("OfflineProbe",),

@@ -5,8 +5,9 @@ clock in :attr:`Settings.clock <rolling_graph.config.Settings.clock>`; code that
 time asks the settings it was given, never the environment. A replay pins the clock per
 event with :meth:`Settings.at <rolling_graph.config.Settings.at>` (no ``os.environ``
 change), and passes ``ROLLING_GRAPH_NOW`` on to the processes it starts. The system clock
-is :func:`rolling_graph.model.utcnow` (freezegun-friendly). Stdlib only; ``datetime`` is
-imported only when a ``datetime`` is asked for (the hook's tool path asks for strings).
+is :func:`utcnow` (freezegun-friendly). Here too the timestamp helpers every module uses
+(:func:`iso`, :func:`parse_iso`, :func:`now_iso`). Stdlib only; ``datetime`` is imported
+only when a ``datetime`` is asked for (the hook's tool path asks for strings).
 """
 
 from __future__ import annotations
@@ -16,6 +17,37 @@ import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
+
+
+def utcnow() -> datetime:
+    """The system clock, timezone-aware (freezegun-friendly). Code that has settings asks
+    ``settings.clock`` instead (:class:`Clock`), which a replay may pin."""
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC)
+
+
+def now_iso() -> str:
+    """:func:`utcnow` as an ISO string, without importing ``datetime`` (hook hot path)."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def iso(dt: datetime) -> str:
+    from datetime import UTC
+
+    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_iso(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    from datetime import UTC, datetime
+
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
 class Clock:
@@ -30,8 +62,6 @@ class Clock:
     @classmethod
     def at(cls, text: str) -> Clock:
         """A clock pinned at an ISO 8601 instant; ``ValueError`` if ``text`` is not one."""
-        from .model import parse_iso
-
         parsed = parse_iso(text)
         if parsed is None:
             raise ValueError(f"{text!r} is not an ISO 8601 time (e.g. 2026-01-01T12:00:00Z)")
@@ -40,14 +70,10 @@ class Clock:
     def now(self) -> datetime:
         if self.pinned is not None:
             return self.pinned
-        from .model import utcnow
-
         return utcnow()
 
     def now_iso(self) -> str:
         if self.pinned is not None:
-            from .model import iso
-
             return iso(self.pinned)
         return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 

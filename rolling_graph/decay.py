@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from .model import iso, parse_iso
+from .clock import iso, parse_iso
 from .weights import node_floor, round_w
 
 TYPE_CHECKING = False

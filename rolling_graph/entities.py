@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
+from .ids import slugify
 from .lazyre import lazy
-from .model import slugify
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ with the detail in ``$ROLLING_GRAPH_HOME/logs/cli.log``. Hooks never show them: 
     RollingGraphError
     ├── UserError              a command was asked for something it cannot do
     ├── config.ConfigError     a setting is wrong (names the variable or the file)
-    ├── sidecar.InvalidSessionId
+    ├── ids.InvalidSessionId
     ├── reconcile.db.DatabaseUnavailable   the warm graph cannot be reached (and what to try)
     └── reconcile.server.EmbeddedServerError
 """

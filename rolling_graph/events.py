@@ -32,7 +32,7 @@ ERROR_WORDS = ("Traceback (most recent call last)", "Error:", "error:", "Excepti
 
 
 def _iso(dt: datetime) -> str:
-    from .model import iso
+    from .clock import iso
 
     return iso(dt)
 

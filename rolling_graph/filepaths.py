@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import os
 
-from .model import _SLUG_CHARS, ID_MAX, LABEL_MAX, slugify
+from .ids import _SLUG_CHARS, ID_MAX, slugify
+from .model import LABEL_MAX
 
 #: Markers of the harness's own files (absolute paths only: a project may have a ``.claude``
 #: directory of its own, which is the user's).

@@ -8,8 +8,8 @@ correction rejected never sit in the focus: the newer decision does.
 
 from __future__ import annotations
 
+from .clock import parse_iso
 from .decay import recency
-from .model import parse_iso
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

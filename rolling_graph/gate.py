@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .events import first_error_line
 from .filepaths import file_id, find_root, is_harness_path, relativize
-from .model import name_id, slugify
+from .ids import name_id, slugify
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -17,9 +17,10 @@ import os
 import sys
 
 from . import inject, jsonio, warm
+from .clock import now_iso
 from .config import PROBE_CHILD_ENV, ConfigError, Settings, load_settings
-from .model import now_iso
-from .sidecar import InvalidSessionId, SidecarStore, validate_session_id
+from .ids import InvalidSessionId, validate_session_id
+from .sidecar import SidecarStore
 
 # The gate, the entity grammar and the renderer are imported inside the handlers that
 # need them: a Stop or SessionEnd event never pays for them.

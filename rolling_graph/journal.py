@@ -178,7 +178,7 @@ def apply_entry(graph: GraphDoc, entry: JournalEntry, decay: DecaySettings) -> N
     """
     from . import decay as decay_mod
     from . import focus as focus_mod
-    from .model import parse_iso
+    from .clock import parse_iso
 
     if entry.get("kind") not in NON_MUTATING:
         ops = entry.get("ops") or []

@@ -39,23 +39,12 @@ import math
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .clock import iso
 from .config import DecaySettings
 from .facts import FactsRejected, clean_facts, merged
+from .ids import edge_key, is_node_id
 from .journal import pointer_parts
-from .model import (
-    CONFIDENCE,
-    DOMAINS,
-    KINDS,
-    LABEL_MAX,
-    SOURCES_MAX,
-    SUMMARY_MAX,
-    VERBS,
-    edge_key,
-    is_node_id,
-    iso,
-    make_edge,
-    make_node,
-)
+from .model import CONFIDENCE, DOMAINS, KINDS, LABEL_MAX, SOURCES_MAX, SUMMARY_MAX, VERBS, make_edge, make_node
 from .sanitize import clean_line
 from .weights import INITIAL_WEIGHT, node_floor, round_w, strengthen, weaken
 

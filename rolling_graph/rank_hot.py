@@ -16,7 +16,7 @@ Why fusion: a count, an event number and a weight are not comparable, their rank
 and a name strong on several legs beats one extreme on a single leg. Ties share a rank
 (competition ranking) and the final order breaks ties by id, so the ranking is
 deterministic, and monotonic: raising one of a node's signals, all else equal, never moves
-it down. Pure functions over nodes as loaded (:func:`rolling_graph.model.normalize_graph`
+it down. Pure functions over nodes as loaded (:func:`rolling_graph.normalize.normalize_graph`
 has made them match :class:`rolling_graph.types.Node`); nothing here reads a file.
 """
 

@@ -34,9 +34,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .clock import parse_iso
 from .config import load_settings
 from .hook import handle_event
-from .model import new_counters, parse_iso
+from .model import new_counters
 from .render import estimate_tokens
 from .sidecar import SidecarStore
 from .transcript import HookEvent, ParseStats, parse_transcripts

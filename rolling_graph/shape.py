@@ -4,7 +4,7 @@ A graph or state file can parse and still be wrong: a weight that is a string, `
 that is a string, counters that are strings (a hand edit, another program, a bug). Left
 alone, every later hook would fail on it, silently. :func:`graph_problem` and
 :func:`state_problem` find such a file (type checks only: a field that is *missing* is an
-older file, which :func:`rolling_graph.model.normalize_graph` completes); the store then
+older file, which :func:`rolling_graph.normalize.normalize_graph` completes); the store then
 rebuilds the graph from the journal, and the state from what is valid in it plus what the
 journal knows (:func:`repair_state`: the event counter, so no event id is ever reused, and
 the probe counters). What could not be restored is named in a ``damage`` note on the
@@ -150,7 +150,8 @@ def repair_state(raw: object, entries: list[JournalEntry], why: str, *, note: bo
     """A state rebuilt from what is valid in ``raw`` and what the journal knows; a
     ``damage`` note in its gate says what was lost (unless ``note`` is false: a state file
     that is simply missing beside its journal)."""
-    from .model import new_counters, normalize_state
+    from .model import new_counters
+    from .normalize import normalize_state
 
     src: dict[str, Any] = raw if isinstance(raw, dict) else {}
     gate_raw: dict[str, Any] = src["gate"] if isinstance(src.get("gate"), dict) else {}
@@ -221,7 +222,7 @@ def log_damage(home: str, sid: str, note: str) -> None:
     to fail a load)."""
     import os
 
-    from .model import now_iso
+    from .clock import now_iso
 
     try:
         logs = os.path.join(home, "logs")

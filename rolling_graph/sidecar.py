@@ -1,78 +1,25 @@
 """The sidecar store: one session's hot graph on disk, safe under parallel hooks.
 
-Files, in ``$ROLLING_GRAPH_HOME/sessions/``:
-
-* ``<sid>.graph.json``    — the graph document (nodes, edges, focus, ``journal_seq``).
-* ``<sid>.state.json``    — the hook's volatile state: gate, ledger, counters. Kept apart
-  so that the hook, which runs before every prompt and after every tool call, rewrites a
-  few kilobytes rather than a graph of thousands of nodes.
-* ``<sid>.index.json``    — the hook index (:mod:`rolling_graph.index`): derived from the
-  graph whenever it is written, so most hook events need not parse the graph at all.
-* ``<sid>.graph.cache``   — a read cache of the graph file in :mod:`marshal` format, which
-  this interpreter loads in about half the time of the JSON (a 2,000-node graph: ~9 ms
-  against ~19 ms). Derived, never fsynced, used only when it names the exact graph file
-  on disk (inode, size, mtime) and was written by the same Python; else ignored.
-* ``<sid>.journal.jsonl`` — the write-ahead journal (:mod:`rolling_graph.journal`).
-* ``<sid>.lock``          — the inter-process lock (``fcntl.flock``) guarding all three.
-
-Every write is atomic: a temp file in the same directory, fsync, ``os.replace``. A graph
-file that is missing, truncated or corrupt is rebuilt from the journal; one that lags the
-journal (a crash between the two writes) is rolled forward.
+:class:`SidecarStore` is where a session's graph and hook state change: a locked
+read-modify-write (:meth:`~SidecarStore.transaction`, and the hook's lighter
+:meth:`~SidecarStore.hook_transaction`), and graph changes journaled before they are applied
+(:meth:`~SidecarStore.commit_entry`, write-ahead). Where the files are and how they are read,
+written and repaired from the journal is its base, :class:`rolling_graph.sidecar_files.SessionFiles`.
 """
 
 from __future__ import annotations
 
-import os
-
 from . import journal as journal_mod
 from . import jsonio
-from .atomic import FileLock, read_json, write_atomic
-from .errors import RollingGraphError
-from .model import SCHEMA_VERSION, iso, new_graph, normalize_graph, normalize_state, utcnow
+from .clock import iso
+from .sidecar_files import SessionFiles, dumps, graph_part, no_index
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from datetime import datetime
-    from pathlib import Path
+    import os
 
-    from .config import DecaySettings, Settings
+    from .config import Settings
     from .types import GraphDoc, HookIndex, HookState, JournalEntry, PatchOp, SessionDoc
-
-_ID_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-_ID_CHARS = _ID_FIRST | frozenset("_.-")
-
-
-def _plain_id(sid: str) -> bool:
-    """``[A-Za-z0-9][A-Za-z0-9_.-]{0,127}`` and no ``..`` (checked without ``re``)."""
-    return 0 < len(sid) <= 128 and sid[0] in _ID_FIRST and all(c in _ID_CHARS for c in sid) and ".." not in sid
-
-#: Keys of the combined document that live in the state file rather than the graph file.
-STATE_KEYS = ("gate", "ledger", "counters")
-
-
-class InvalidSessionId(RollingGraphError, ValueError):
-    """The session id is not a plain id (path separators, ``..``, control chars, too long)."""
-
-
-def validate_session_id(sid: object) -> str:
-    if not isinstance(sid, str) or not _plain_id(sid):
-        shown = repr(sid)[:40]
-        raise InvalidSessionId(f"refusing session id {shown}: expected letters, digits, '-', '_' or '.' (at most 128)")
-    return sid
-
-
-def _graph_part(doc: SessionDoc) -> GraphDoc:
-    """The graph file's part of a combined document (a shallow copy without the state)."""
-    graph: GraphDoc = {**doc}  # type: ignore[typeddict-unknown-key]  # the state keys go just below
-    for key in STATE_KEYS:
-        graph.pop(key, None)  # type: ignore[misc]
-    return graph
-
-
-def _dumps(doc: object) -> bytes:
-    # (orjson parses faster, but importing it pulls in dataclasses, platform and more:
-    # ~17 ms, more than it saves in a process that lives for one event.)
-    return jsonio.dumps(doc).encode("utf-8", "backslashreplace")  # a lone surrogate stays its JSON escape
 
 
 def _trial_copy(doc: SessionDoc, entry: JournalEntry) -> GraphDoc:
@@ -82,50 +29,14 @@ def _trial_copy(doc: SessionDoc, entry: JournalEntry) -> GraphDoc:
     copying the maps is enough: ~0.1 ms instead of a JSON round trip of the whole graph
     (~20 ms at 2,000 nodes). Anything else gets the deep copy.
     """
-    trial = _graph_part(doc)
+    trial = graph_part(doc)
     if not entry.get("decay_at") and journal_mod.whole_member_adds(entry.get("ops") or []):
         trial["nodes"] = dict(doc["nodes"])
         trial["edges"] = dict(doc["edges"])
         trial["focus"] = list(doc["focus"])
         return trial
-    copy: GraphDoc = jsonio.loads(_dumps(trial))
+    copy: GraphDoc = jsonio.loads(dumps(trial))
     return copy
-
-
-#: The cache holds the graph as loaded (normalised): a cache from before normalisation
-#: carries another tag and is ignored.
-_CACHE_TAG = "rolling-graph-graph-cache-2"
-
-
-def _signature(st: os.stat_result) -> tuple[int, int, int]:
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def _cache_key() -> tuple[str, int, int, int]:
-    import marshal
-    import sys
-
-    return (_CACHE_TAG, marshal.version, *sys.version_info[:2])
-
-
-def _read_cache(path: str, graph_stat: os.stat_result) -> GraphDoc | None:
-    """The cached graph if it was made from exactly this graph file by this Python."""
-    import marshal
-
-    try:
-        with open(path, "rb") as fh:
-            key, signature, graph = marshal.loads(fh.read())
-    except (OSError, EOFError, ValueError, TypeError):
-        return None
-    cached: GraphDoc = graph  # written by _write_graph from a normalised document
-    if key != _cache_key() or signature != _signature(graph_stat) or not isinstance(graph, dict):
-        return None
-    return cached
-
-
-def _no_index() -> HookIndex:
-    """The index of a session without a graph: nothing to find in it (never written)."""
-    return {"version": 0, "journal_seq": 0, "journal_bytes": 0, "nodes": {}, "focus": [], "fp": {}, "rev": {}, "file_intents": {}}
 
 
 class _Transaction:
@@ -166,7 +77,7 @@ class _HookView:
         self.lock.__enter__()
         try:
             self.state = self.store.load_state(self.sid)
-            self.index = self._load_index() if self.with_index else _no_index()
+            self.index = self._load_index() if self.with_index else no_index()
         except BaseException:
             self.lock.__exit__()
             raise
@@ -177,7 +88,7 @@ class _HookView:
         if index is not None:
             return index
         if not self.store.exists(self.sid):
-            return _no_index()
+            return no_index()
         # Missing or stale: a graph that lags its journal is rolled forward, which writes
         # the index too; otherwise build it from the graph, once.
         self._graph = self.store._load_graph_locked(self.sid)
@@ -214,228 +125,15 @@ class _JournalGroup:
             journal_mod.append_many(self.store._path(self.sid, "journal.jsonl"), entries)
 
 
-class SidecarStore:
+class SidecarStore(SessionFiles):
     """Load, save and change session documents under ``home/sessions``."""
 
     def __init__(self, settings: Settings | str | os.PathLike[str]) -> None:
         """``settings``, or just the home directory (default decay settings, system clock)."""
-        self.settings: Settings | None
-        if isinstance(settings, (str, os.PathLike)):
-            self.settings, home = None, os.fspath(settings)
-        else:
-            self.settings, home = settings, settings.home_dir
-        self.dir = os.path.join(home, "sessions")
+        super().__init__(settings)
         self._groups: dict[str, list[JournalEntry]] = {}  # open journal groups, by session
-        self._bad_graph: dict[str, str] = {}  # why a graph file was refused, for its rebuild's note
 
-    # -- paths -----------------------------------------------------------------------
-    def _path(self, sid: str, suffix: str) -> str:
-        validate_session_id(sid)
-        return os.path.join(self.dir, f"{sid}.{suffix}")
-
-    def graph_path(self, sid: str) -> Path:
-        from pathlib import Path
-
-        return Path(self._path(sid, "graph.json"))
-
-    def state_path(self, sid: str) -> Path:
-        from pathlib import Path
-
-        return Path(self._path(sid, "state.json"))
-
-    def journal_path(self, sid: str) -> Path:
-        from pathlib import Path
-
-        return Path(self._path(sid, "journal.jsonl"))
-
-    def exists(self, sid: str) -> bool:
-        return os.path.exists(self._path(sid, "graph.json")) or os.path.exists(self._path(sid, "journal.jsonl"))
-
-    def lock(self, sid: str, blocking: bool = True) -> FileLock:
-        os.makedirs(self.dir, exist_ok=True)
-        return FileLock(self._path(sid, "lock"), blocking)
-
-    def probe_lock(self, sid: str) -> FileLock:
-        """Held by the one probe process a session may have; taken without blocking."""
-        os.makedirs(self.dir, exist_ok=True)
-        return FileLock(self._path(sid, "probe.lock"), blocking=False)
-
-    def probe_running(self, sid: str) -> bool:
-        with self.probe_lock(sid) as lk:
-            return not lk.acquired
-
-    # -- reading -----------------------------------------------------------------------
-    def _decay_settings(self) -> DecaySettings:
-        if self.settings is not None:
-            return self.settings.decay
-        from .config import DecaySettings
-
-        return DecaySettings()
-
-    def _now(self) -> datetime:
-        """The settings' clock (a replay pins it), or the system clock for a bare store."""
-        return self.settings.clock.now() if self.settings is not None else utcnow()
-
-    def load_graph(self, sid: str) -> GraphDoc:
-        """The graph document; rebuilt or rolled forward from the journal when needed.
-
-        Reads need no lock: files are only ever replaced whole.
-        """
-        graph = self._read_graph(sid)
-        jpath = self._path(sid, "journal.jsonl")
-        if graph is not None and graph.get("journal_bytes", 0) >= journal_mod.journal_size(jpath):
-            return graph
-        if not os.path.exists(jpath) and graph is None:
-            return new_graph(sid)
-        with self.lock(sid):  # rebuild under the lock so only one process repairs
-            return self._load_graph_locked(sid)
-
-    def _load_graph_locked(self, sid: str) -> GraphDoc:
-        jpath = self._path(sid, "journal.jsonl")
-        graph = self._read_graph(sid)
-        size = journal_mod.journal_size(jpath)
-        if graph is not None and graph.get("journal_bytes", 0) >= size:
-            return graph
-        refused = self._bad_graph.pop(sid, None)
-        offset = graph.get("journal_bytes", 0) if graph is not None else 0
-        entries = journal_mod.read_journal(jpath, offset)
-
-        def base() -> GraphDoc:
-            if offset:
-                return self._read_graph(sid) or new_graph(sid)
-            fresh = new_graph(sid)
-            if entries:  # keep the original creation facts where the journal has them
-                fresh["created_at"] = entries[0].get("at", fresh["created_at"])
-                fresh["project"] = next((e["project"] for e in entries if isinstance(e.get("project"), str)), None)
-            return fresh
-
-        loss = journal_mod.Loss()
-        try:
-            graph = journal_mod.rebuild(graph if graph is not None else base(), entries, self._decay_settings(), loss)
-        except Exception:  # an entry that cannot apply: fold again, each entry whole or not at all
-            loss = journal_mod.Loss()
-            graph = journal_mod.rebuild(base(), entries, self._decay_settings(), loss, careful=True)
-        graph = normalize_graph(graph, sid)  # nodes from older journal lines may lack fields
-        notes = [f"graph file wrong-shaped ({refused}): rebuilt from the journal"] if refused else []
-        if loss:
-            notes.append(f"{loss.describe()}; the graph holds the rest")
-        for note in notes:
-            self._report(sid, graph, note)
-        graph["journal_bytes"] = size
-        os.makedirs(self.dir, exist_ok=True)
-        self._write_graph(sid, graph)
-        return graph
-
-    def _read_graph(self, sid: str) -> GraphDoc | None:
-        """The graph file's document, normalised (through its cache when that is current:
-        the cache holds the document as normalised), or None when the file is missing,
-        unreadable or of another schema version (then the journal rebuilds it)."""
-        gpath = self._path(sid, "graph.json")
-        try:
-            st = os.stat(gpath)
-        except FileNotFoundError:
-            return None
-        cached = _read_cache(self._path(sid, "graph.cache"), st)
-        if cached is not None:
-            return cached
-        raw = read_json(gpath)
-        if raw is None or raw.get("version") != SCHEMA_VERSION or not isinstance(raw.get("nodes"), dict):
-            return None
-        from .shape import graph_problem
-
-        why = graph_problem(raw)
-        if why and journal_mod.journal_size(self._path(sid, "journal.jsonl")):
-            self._bad_graph[sid] = why  # a value of the wrong type: the journal says what it was
-            return None
-        return normalize_graph(raw, sid)  # (no journal to rebuild from: made to fit, field by field)
-
-    def _write_graph(self, sid: str, graph: GraphDoc) -> None:
-        """Graph file (durable), then its read cache and the hook index (derived)."""
-        import marshal
-
-        gpath = self._path(sid, "graph.json")
-        write_atomic(gpath, _dumps(graph))
-        try:
-            blob = marshal.dumps((_cache_key(), _signature(os.stat(gpath)), graph))  # type: ignore[arg-type]  # a TypedDict is a dict
-            write_atomic(self._path(sid, "graph.cache"), blob, durable=False)
-        except (OSError, ValueError):  # no cache: readers parse the JSON
-            pass
-        self._write_index(sid, graph)
-
-    def _write_index(self, sid: str, graph: GraphDoc) -> HookIndex:
-        from .index import build_index
-
-        index = build_index(graph, read_json(self._path(sid, "index.json")))
-        write_atomic(self._path(sid, "index.json"), _dumps(index), durable=False)  # derived: no fsync
-        return index
-
-    def load_index(self, sid: str) -> HookIndex | None:
-        """The hook index, or None when missing, unreadable, of another version (the
-        caller then rebuilds it from the graph) or older than the journal."""
-        from .index import INDEX_VERSION
-
-        raw = read_json(self._path(sid, "index.json"))
-        if not raw or raw.get("version") != INDEX_VERSION:
-            return None
-        if raw.get("journal_bytes") != journal_mod.journal_size(self._path(sid, "journal.jsonl")):
-            return None
-        index: HookIndex = raw  # type: ignore[assignment]  # written only by _write_index: its version says its shape
-        return index
-
-    def load_state(self, sid: str) -> HookState:
-        """The hook's state (gate, ledger, counters), normalised; defaults when missing.
-
-        A state file that is unreadable or wrong-shaped (:func:`rolling_graph.shape.state_problem`),
-        or missing beside a journal, is rebuilt from what is valid in it and from the journal
-        (the event counter never goes back, so no event id is reused); a ``damage`` note says
-        what was lost."""
-        from .shape import state_problem
-
-        path = self._path(sid, "state.json")
-        raw = read_json(path)
-        why = state_problem(raw) if raw is not None else None
-        if raw is not None and why is None:
-            return normalize_state(raw)
-        jpath = self._path(sid, "journal.jsonl")
-        present = os.path.exists(path)
-        if not present and not os.path.exists(jpath):
-            return normalize_state(None)  # a new session
-        if raw is None and present:  # (created by another process just now? read it again)
-            raw = read_json(path)
-            why = state_problem(raw) if raw is not None else None
-            if raw is not None and why is None:
-                return normalize_state(raw)
-        from .shape import repair_state
-
-        state = repair_state(raw, journal_mod.read_journal(jpath), why or "unreadable", note=present)
-        if present:
-            self._log(sid, state["gate"]["damage"][-1])
-        return state
-
-    def load(self, sid: str) -> SessionDoc:
-        """A snapshot of the combined document (graph + gate, ledger, counters)."""
-        return {**self.load_graph(sid), **self.load_state(sid)}
-
-    def _load_locked(self, sid: str) -> SessionDoc:
-        os.makedirs(self.dir, exist_ok=True)
-        if os.path.exists(self._path(sid, "graph.json")) or os.path.exists(self._path(sid, "journal.jsonl")):
-            graph = self._load_graph_locked(sid)
-        else:
-            graph = new_graph(sid)
-        return {**graph, **self.load_state(sid)}
-
-    # -- writing -------------------------------------------------------------------------
-    def _save_locked(self, sid: str, state: HookState, graph: SessionDoc | None = None) -> None:
-        """Write the state file, and the graph file too when ``graph`` is given."""
-        os.makedirs(self.dir, exist_ok=True)
-        payload = {"version": SCHEMA_VERSION, "gate": state["gate"], "ledger": state["ledger"], "counters": state["counters"]}
-        write_atomic(self._path(sid, "state.json"), _dumps(payload), durable=False)
-        if graph is not None:
-            g = _graph_part(graph)
-            g["updated_at"] = iso(self._now())
-            g["journal_bytes"] = journal_mod.journal_size(self._path(sid, "journal.jsonl"))
-            self._write_graph(sid, g)
-
+    # -- transactions ----------------------------------------------------------------------
     def hook_transaction(self, sid: str, *, index: bool = True) -> _HookView:
         """The hook's locked read-modify-write of its state, with the index at hand (unless
         ``index=False``) and the full graph parsed only if :meth:`_HookView.graph` is called."""
@@ -456,26 +154,7 @@ class SidecarStore:
         tool fold that follows it are in the journal together or not at all."""
         return _JournalGroup(self, sid)
 
-    def clean_temp(self, sid: str | None = None) -> list[str]:
-        """Remove temp files that killed writers left (of one session, or of all): see
-        :func:`rolling_graph.atomic.clean_stale_temp`. Returns the names removed."""
-        from .atomic import clean_stale_temp
-
-        return clean_stale_temp(self.dir, f"{validate_session_id(sid)}." if sid else "")
-
-    def _log(self, sid: str, note: str) -> None:
-        from .shape import log_damage
-
-        log_damage(os.path.dirname(self.dir), sid, note)
-
-    def _report(self, sid: str, graph: GraphDoc, note: str) -> None:
-        """A loss found while loading: noted on the graph (``rgraph show`` prints it) and logged."""
-        from .shape import add_note
-
-        if note not in (graph.get("damage") or []):
-            add_note(graph, note)
-            self._log(sid, note)
-
+    # -- journaled changes -----------------------------------------------------------------
     def commit_entry(self, doc: SessionDoc, entry: JournalEntry) -> JournalEntry:
         """Journal ``entry`` and apply it to ``doc`` (held inside a transaction).
 
@@ -553,48 +232,3 @@ class SidecarStore:
                     {"kind": "activate", "rationale": rationale, "event_id": event_id, "backend": "user", "reasons": ["expand"], "ops": ops},
                 )
         return found
-
-    def read_journal(self, sid: str) -> list[JournalEntry]:
-        """The session's journal entries, oldest first (unreadable lines skipped)."""
-        return journal_mod.read_journal(self._path(sid, "journal.jsonl"))
-
-    def project(self, sid: str) -> str | None:
-        """The session's project, from its journal's first (init) entry: no graph parse."""
-        try:
-            with open(self._path(sid, "journal.jsonl"), "rb") as fh:
-                first = fh.readline()
-            entry = jsonio.loads(first)
-        except (OSError, ValueError, UnicodeDecodeError):
-            return None
-        project = entry.get("project") if isinstance(entry, dict) else None
-        return project if isinstance(project, str) else None
-
-    def session_times(self) -> dict[str, float]:
-        """Every session (one with a graph or a journal) → when any of its files last
-        changed (graph, journal or hook state)."""
-        try:
-            names = os.listdir(self.dir)
-        except FileNotFoundError:
-            return {}
-        found: set[str] = set()
-        times: dict[str, float] = {}
-        for name in names:
-            for suffix in (".graph.json", ".journal.jsonl", ".state.json"):
-                if name.endswith(suffix):
-                    sid = name[: -len(suffix)]
-                    if not _plain_id(sid):
-                        break
-                    try:
-                        mtime = os.stat(os.path.join(self.dir, name)).st_mtime
-                    except FileNotFoundError:
-                        break
-                    times[sid] = max(times.get(sid, 0.0), mtime)
-                    if suffix != ".state.json":
-                        found.add(sid)
-                    break
-        return {sid: t for sid, t in times.items() if sid in found}
-
-    def list_sessions(self) -> list[str]:
-        """Session ids with a graph or journal, most recently updated first."""
-        times = self.session_times()
-        return sorted(times, key=lambda s: times[s], reverse=True)

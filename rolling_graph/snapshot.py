@@ -14,7 +14,10 @@ from __future__ import annotations
 import os
 
 from . import jsonio
-from .model import LABEL_MAX, SUMMARY_MAX, VERBS, edge_key, is_node_id, iso, normalize_node
+from .clock import iso
+from .ids import edge_key, is_node_id
+from .model import LABEL_MAX, SUMMARY_MAX, VERBS
+from .normalize import normalize_node
 from .project import project_key
 from .sanitize import clean_line
 
@@ -61,7 +64,7 @@ def read_snapshot(home: str | os.PathLike[str], project_root: str) -> Snapshot |
 
 
 def _clean_node(raw: dict[str, Any], stamp: str) -> Node | None:
-    """A snapshot node as a hot-graph node (:func:`rolling_graph.model.normalize_node`: the
+    """A snapshot node as a hot-graph node (:func:`rolling_graph.normalize.normalize_node`: the
     one set of defaults), pulled into this session at ``stamp``: its time decay starts from
     here. Its facts come along (a file's edit counts, a task's status), except ``seq``: the
     event counter of another session would outrank this one's."""

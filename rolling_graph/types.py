@@ -2,8 +2,8 @@
 
 Every module imports these names under ``if TYPE_CHECKING:`` only (the hook process never
 loads this module, nor :mod:`typing` through it). At run time a node is a plain ``dict``
-parsed from JSON; :func:`rolling_graph.model.normalize_graph` and
-:func:`rolling_graph.model.normalize_state` make it match these shapes once, when a file
+parsed from JSON; :func:`rolling_graph.normalize.normalize_graph` and
+:func:`rolling_graph.normalize.normalize_state` make it match these shapes once, when a file
 is loaded, and every reader after that trusts them (``node["weight"]``, not
 ``node.get("weight", some_default)``).
 

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 
-from .model import SOURCES_MAX, iso
+from .clock import iso
+from .model import SOURCES_MAX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

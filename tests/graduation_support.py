@@ -12,7 +12,8 @@ from typing import Any
 import warm_support as ws
 
 from rolling_graph.config import Settings
-from rolling_graph.model import edge_key, make_edge
+from rolling_graph.ids import edge_key
+from rolling_graph.model import make_edge
 from rolling_graph.project import project_root
 from rolling_graph.reconcile import db, embeddings
 from rolling_graph.sidecar import SidecarStore

@@ -11,8 +11,10 @@ from typing import Any
 
 import typer
 
+from rolling_graph.clock import parse_iso
 from rolling_graph.config import Settings, load_settings
-from rolling_graph.model import edge_key, make_edge, make_node, parse_iso
+from rolling_graph.ids import edge_key
+from rolling_graph.model import make_edge, make_node
 from rolling_graph.sidecar import SidecarStore
 
 T0 = "2026-11-25T20:50:00Z"

@@ -9,10 +9,11 @@ from freezegun import freeze_time
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rolling_graph.clock import iso, utcnow
 from rolling_graph.config import DecaySettings, load_settings
 from rolling_graph.decay import decay_graph, decayed_weight, hops_from, recency
 from rolling_graph.focus import focus_cluster
-from rolling_graph.model import iso, make_edge, make_node, new_document, utcnow
+from rolling_graph.model import make_edge, make_node, new_document
 from rolling_graph.sidecar import SidecarStore
 from rolling_graph.weights import strengthen, weaken
 

@@ -14,7 +14,8 @@ import warm_support as ws
 from freezegun import freeze_time
 
 from rolling_graph.config import Settings
-from rolling_graph.model import edge_key, make_edge
+from rolling_graph.ids import edge_key
+from rolling_graph.model import make_edge
 from rolling_graph.reconcile import db, draft_backends, drafts, graduation, nightly, provenance, review, seed
 from rolling_graph.sidecar import SidecarStore
 

@@ -140,3 +140,15 @@ def test_hook_never_exits_2_even_on_garbage() -> None:
     for event in [*EVENT_PAYLOADS, "nonsense"]:
         for raw in (b"", b"null", b"{}", b'{"session_id": "../x"}', os.urandom(64)):
             assert run_hook(event, None, raw=raw).returncode in (0, 1)
+
+
+def test_a_broken_install_fails_open_without_a_traceback(tmp_path: Path, isolated_home: Path) -> None:
+    # A half-upgraded environment: `rolling_graph` itself cannot be imported.
+    broken = tmp_path / "broken" / "rolling_graph"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('half-upgraded')\n")
+    env = dict(os.environ, PYTHONPATH=str(broken.parent))
+    proc = run_hook("user-prompt-submit", prompt_payload(SID, "hi"), env=env)
+
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+    assert "half-upgraded" in (isolated_home / "logs" / "hook.log").read_text()

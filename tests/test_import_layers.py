@@ -223,13 +223,13 @@ def test_every_dynamic_import_names_its_module(graph: dict[str, Module]) -> None
 #: module in none of these sets is not on the user's critical path and is ordinary Python
 #: (imports at the top, ``typing`` at run time); one in them may defer imports and hide its
 #: annotations behind ``TYPE_CHECKING = False``. Adding a module here costs every such event.
-_EVERY_EVENT = {"rolling_graph", "hook", "config", "errors", "clock", "model", "jsonio", "atomic", "journal", "sidecar", "detach",
-                "inject", "warm", "shape"}
+_EVERY_EVENT = {"rolling_graph", "hook", "config", "errors", "clock", "ids", "model", "normalize", "jsonio", "atomic", "journal",
+                "sidecar", "sidecar_files", "sidecar_repair", "detach", "inject", "warm", "shape"}
 _GATED = {"events", "gate", "index", "ledger", "filepaths"}  # an event turned into a pending event, and judged
 _RENDERED = {"adjacency", "render", "sanitize", "lazyre", "focus", "decay", "weights", "index", "ledger"}
 HOOK_MODULES: dict[str, set[str]] = {
-    "session-start": _EVERY_EVENT | _RENDERED | _GATED | {"project", "snapshot", "restore", "restore_layout", "restore_view",
-                                                              "rank_hot", "userfile"},
+    "session-start": _EVERY_EVENT | _RENDERED | _GATED | {"project", "snapshot", "restore", "restore_layout",
+                                                              "restore_sections", "restore_view", "rank_hot", "userfile"},
     "user-prompt-submit": _EVERY_EVENT | _GATED | _RENDERED | {"project", "snapshot", "entities", "redact", "redact_private",
                                                                "redact_rules", "userfile"},
     "post-tool-use": _EVERY_EVENT | _GATED | _RENDERED | {"tool_data", "redact_private"},

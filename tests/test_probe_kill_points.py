@@ -43,7 +43,7 @@ class Killed(BaseException):
 
 #: Every function that writes a file in a probe cycle: (module, attribute).
 WRITES = [
-    ("rolling_graph.sidecar", "write_atomic"),  # state, graph, read cache, hook index
+    ("rolling_graph.sidecar_files", "write_atomic"),  # state, graph, read cache, hook index
     ("rolling_graph.journal", "append_many"),  # the journal (append() goes through it)
     ("rolling_graph.probe.usage", "record"),  # the day's usage file (model backends)
 ]
@@ -206,12 +206,12 @@ def test_an_exception_between_the_journal_and_the_state_applies_the_batch_once(m
 DRIVER = textwrap.dedent(
     """
     import os, sys
-    from rolling_graph import journal, sidecar
+    from rolling_graph import journal, sidecar_files
     from rolling_graph.config import load_settings
     from rolling_graph.probe import runner
 
     target, when, nth, sid = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-    module, name = (journal, "append_many") if target == "journal" else (sidecar, "write_atomic")
+    module, name = (journal, "append_many") if target == "journal" else (sidecar_files, "write_atomic")
     real = getattr(module, name)
     seen = []
 

@@ -21,8 +21,9 @@ import httpx
 import pytest
 from probe_support import ROOT, Reply, Server, envelope, probe_settings, sdk_httpx
 
+from rolling_graph.clock import utcnow
 from rolling_graph.config import Settings
-from rolling_graph.model import new_document, utcnow
+from rolling_graph.model import new_document
 from rolling_graph.probe import usage
 from rolling_graph.probe.anthropic_probe import AnthropicProbe, sampling_kwargs
 from rolling_graph.probe.errors import ProbeFailed, retry_delay
@@ -141,7 +142,7 @@ def test_invalid_patch_is_passed_on_and_rejected_whole_by_validation(settings: S
     probe, _ = anthropic_probe(settings, [envelope("anthropic_invalid_patch.json")])
     result = probe.run(EVENTS, doc_with_sqlite())
     assert len(result.patch) == 4  # the backend does not judge; validation does
-    from rolling_graph.model import utcnow
+    from rolling_graph.clock import utcnow
 
     with pytest.raises(patch_mod.PatchRejected):
         patch_mod.validate_ops(result.patch, doc_with_sqlite(), utcnow())

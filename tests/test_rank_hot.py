@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rolling_graph.model import normalize_node
+from rolling_graph.normalize import normalize_node
 from rolling_graph.rank_hot import PRESETS, competition_ranks, rank, scores
 
 

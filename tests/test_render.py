@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rolling_graph.config import RenderSettings
-from rolling_graph.model import DOMAINS, KINDS, VERBS, edge_key, make_edge, make_node, new_document
+from rolling_graph.ids import edge_key
+from rolling_graph.model import DOMAINS, KINDS, VERBS, make_edge, make_node, new_document
 from rolling_graph.render import CLOSE, OPEN, estimate_tokens, render_lod
 
 NOW = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)

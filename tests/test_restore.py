@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from rolling_graph.config import RenderSettings, replace
 from rolling_graph.evaluation import stale_as_current
-from rolling_graph.model import edge_key, make_edge, make_node, new_document
+from rolling_graph.ids import edge_key
+from rolling_graph.model import make_edge, make_node, new_document
 from rolling_graph.render import CLOSE, OPEN
 from rolling_graph.restore import PRESETS, restore_block
 from rolling_graph.restore_layout import short_command, short_names, shown_path
@@ -166,8 +167,10 @@ def test_a_tight_budget_keeps_the_most_useful_names() -> None:
     text, _ = restore_block(doc, R, "compact", budget_tokens=400)
     also = lines(text)[line_with(text, "Also touched: ")]
     names = also.removeprefix("Also touched: ").split(", ")
-    # Changed files that did not make the working set come first, then the most recent names.
-    assert names[:3] == ["test_proration.py", "webhooks.py", "invoice_line.py"]
+    # A changed file whose full line does not fit still joins the working set, shortened;
+    # what did not make it comes first among the names, then the most recent names.
+    assert "* tests/billing/test_proration.py — written, edited 1×" in text
+    assert names[:3] == ["pytest tests/billing -q", "webhooks.py", "invoice_line.py"]
     assert "helper_function_0" not in text, "the least recent filler does not make a 400-token block"
 
 

@@ -11,15 +11,8 @@ from conftest import context_of, prompt_payload
 from rolling_graph.config import load_settings
 from rolling_graph.hook import handle_event
 from rolling_graph.index import INDEX_VERSION
-from rolling_graph.model import (
-    DEFAULT_WEIGHT,
-    make_edge,
-    make_node,
-    new_gate_state,
-    normalize_graph,
-    normalize_node,
-    normalize_state,
-)
+from rolling_graph.model import DEFAULT_WEIGHT, make_edge, make_node, new_gate_state
+from rolling_graph.normalize import normalize_graph, normalize_node, normalize_state
 from rolling_graph.render import render_lod
 from rolling_graph.sidecar import SidecarStore
 from rolling_graph.snapshot import snapshot_ops

@@ -17,8 +17,8 @@ from conftest import run_hook
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rolling_graph.ids import is_node_id
 from rolling_graph.journal import _apply_ops, whole_member_adds
-from rolling_graph.model import is_node_id
 from rolling_graph.project import project_key, project_root
 from rolling_graph.reconcile.snapshot import write_snapshot
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from rolling_graph.clock import utcnow
 from rolling_graph.config import ConfigError, Settings, load_settings
-from rolling_graph.model import utcnow
 from rolling_graph.replay import ReplayOptions, replay
 
 ROOT = Path(__file__).resolve().parent.parent

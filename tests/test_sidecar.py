@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 from rolling_graph.config import load_settings
+from rolling_graph.ids import InvalidSessionId, validate_session_id
 from rolling_graph.journal import read_journal
 from rolling_graph.model import make_edge, make_node
-from rolling_graph.sidecar import InvalidSessionId, SidecarStore, validate_session_id
+from rolling_graph.sidecar import SidecarStore
 
 
 def _store() -> SidecarStore:
@@ -182,19 +183,19 @@ def test_writes_leave_no_temp_files_behind(isolated_home: Path) -> None:
 
 
 def test_reads_of_an_unchanged_graph_come_from_its_cache(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rolling_graph import sidecar
+    from rolling_graph import sidecar_files
 
     store = _store()
     store.apply_ops("s1", _add_node_ops("PostgreSQL"), kind="patch", rationale="r1")
     assert Path(store._path("s1", "graph.cache")).exists()
     graph_file = str(store.graph_path("s1"))
-    real = sidecar.read_json
+    real = sidecar_files.read_json
 
     def no_graph_json(path: str) -> dict | None:
         assert path != graph_file, "the graph file was parsed although its cache is current"
         return real(path)
 
-    monkeypatch.setattr(sidecar, "read_json", no_graph_json)
+    monkeypatch.setattr(sidecar_files, "read_json", no_graph_json)
     assert "postgresql" in store.load("s1")["nodes"]
 
 

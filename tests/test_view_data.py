@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from importlib import resources
 from typing import Any
 
 from rolling_graph.cli.view_html import FACTS_MAX, SCRIPTS, embed_json, render_html, script_text, view_data
@@ -39,6 +40,12 @@ def test_the_page_embeds_every_script_and_nothing_can_close_its_tags() -> None:
     assert "<script>alert(1)" not in page and "<!-- -->" not in page
     text = script_text()
     assert text in page and "</" not in text
-    starts = [text.index(marker) for marker in ("var RGLayout", "var RGDetails", "var RGControls", "'rg-status'")]
-    assert starts == sorted(starts) and len(SCRIPTS) == 4  # each module before the one that uses it
+    starts = [text.index(marker) for marker in ("var RGLayout", "var RGData", "var RGDetails", "var RGControls", "'rg-status'")]
+    assert starts == sorted(starts) and len(SCRIPTS) == 5  # each module before the one that uses it
     assert json.loads(embed_json({"a": "</script>"})) == {"a": "</script>"}
+
+
+def test_every_script_in_the_assets_is_on_the_page() -> None:
+    """A module split out of the view is inlined too (the page fetches nothing)."""
+    assets = resources.files("rolling_graph.cli").joinpath("assets")
+    assert sorted(p.name for p in assets.iterdir() if p.name.endswith(".js")) == sorted(SCRIPTS)

@@ -17,8 +17,10 @@ from typing import Any
 import psycopg
 import pytest
 
+from rolling_graph.clock import iso
 from rolling_graph.config import Settings
-from rolling_graph.model import edge_key, iso, make_edge, make_node, new_document
+from rolling_graph.ids import edge_key
+from rolling_graph.model import make_edge, make_node, new_document
 from rolling_graph.reconcile import server
 
 

@@ -20,8 +20,9 @@ from rich.table import Table
 from rich.text import Text
 
 from rolling_graph.focus import superseded_by
+from rolling_graph.ids import slugify
 from rolling_graph.journal import op_touches, pointer_parts
-from rolling_graph.model import DOMAINS, LABEL_MAX, slugify
+from rolling_graph.model import DOMAINS, LABEL_MAX
 from rolling_graph.sanitize import one_line
 
 if TYPE_CHECKING:

@@ -19,8 +19,8 @@ from rolling_graph import jsonio
 from rolling_graph.cli.console import console
 from rolling_graph.cli.render_views import clean
 from rolling_graph.cli.sessions import settings_or_error, store
+from rolling_graph.clock import parse_iso
 from rolling_graph.config import Settings
-from rolling_graph.model import parse_iso
 from rolling_graph.sidecar import SidecarStore
 
 

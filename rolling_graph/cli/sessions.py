@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING
 
 from rolling_graph.config import ConfigError, Settings, load_settings
 from rolling_graph.errors import UserError
+from rolling_graph.ids import InvalidSessionId, validate_session_id
 from rolling_graph.project import project_root
-from rolling_graph.sidecar import InvalidSessionId, SidecarStore, validate_session_id
+from rolling_graph.sidecar import SidecarStore
 
 if TYPE_CHECKING:
     from rolling_graph.types import JournalEntry, SessionDoc

@@ -40,7 +40,7 @@ from rolling_graph.cli.sessions import (
 from rolling_graph.cli.stats import do_stats
 from rolling_graph.cli.view import do_view
 from rolling_graph.config import Settings
-from rolling_graph.model import normalize_graph
+from rolling_graph.normalize import normalize_graph
 from rolling_graph.project import project_root
 from rolling_graph.shape import damage_notes
 
@@ -78,7 +78,7 @@ def unknown_node(doc: GraphDoc, name: str) -> InspectError:
 
 def snapshot_document(snap: Snapshot) -> GraphDoc:
     """A resume snapshot (lists of nodes and edges) shaped like a sidecar document, and
-    normalised like one (:func:`rolling_graph.model.normalize_graph`)."""
+    normalised like one (:func:`rolling_graph.normalize.normalize_graph`)."""
     nodes = {str(n["id"]): n for n in snap.get("nodes") or [] if isinstance(n, dict) and n.get("id")}
     edges = {
         f"{e.get('source')}|{e.get('relationship')}|{e.get('target')}": e

@@ -30,9 +30,10 @@ from rolling_graph.cli.sessions import (
     resolve_session,
     settings_or_error,
 )
+from rolling_graph.clock import parse_iso
 from rolling_graph.config import Settings
 from rolling_graph.journal import pointer_parts
-from rolling_graph.model import DOMAINS, new_counters, parse_iso
+from rolling_graph.model import DOMAINS, new_counters
 from rolling_graph.probe import usage
 
 if TYPE_CHECKING:

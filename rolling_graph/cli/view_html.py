@@ -154,9 +154,9 @@ def _asset(name: str) -> str:
     return resources.files("rolling_graph.cli").joinpath("assets", name).read_text(encoding="utf-8")
 
 
-#: The page's script, in order: layout (pure functions), details panel, controls, then the
-#: view that draws with them and starts everything.
-SCRIPTS = ("graph_layout.js", "graph_panel.js", "graph_controls.js", "graph_view.js")
+#: The page's script, in order: layout and what is shown (pure functions), details panel,
+#: controls, then the view that draws with them and starts everything.
+SCRIPTS = ("graph_layout.js", "graph_data.js", "graph_panel.js", "graph_controls.js", "graph_view.js")
 
 
 def script_text() -> str:

@@ -36,7 +36,7 @@ from ..entities import (
     statement,
 )
 from ..filepaths import file_id, looks_like_file
-from ..model import slugify
+from ..ids import slugify
 from . import offline_commands as commands
 from . import offline_tasks as tasks
 from . import offline_tools as tools

@@ -18,7 +18,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..filepaths import file_id, looks_like_file, relativize
-from ..model import slugify
+from ..ids import slugify
 from . import offline_tasks as tasks
 from . import tool_output as out
 from .proposal import Proposal, event_seq
@@ -56,6 +56,7 @@ def error_node(p: Proposal, output: str, family: str, blocked: str | None, seq: 
     line = out.error_line(output)
     if not line:
         return None
+    line = p.local(line)
     eid = p.node(line[:110], "technical", "error", nid=out.error_id(line))
     p.set(eid, state="open", **{"from": family[:80]})
     p.by(eid, "tool", seq)
@@ -98,7 +99,8 @@ def settle(p: Proposal, cid: str, kind: str, family: str, output: str, failed: b
 
 def _run(p: Proposal, event: PendingEvent, state: dict[str, Any], part: str, kind: str, family: str, seq: int | None) -> None:
     data, output = event.get("data") or {}, _output(event)
-    cid = p.node(part[:80], "technical", "command", nid=slugify(part[:80]))
+    label = p.local(part)  # the same command in every worktree (its paths stay as given for the files below)
+    cid = p.node(label[:80], "technical", "command", nid=slugify(label[:80]))
     if not cid:
         return
     p.set(cid, runs=int(p.fact(cid, "runs") or 0) + 1)
@@ -172,7 +174,7 @@ def fold_bash(p: Proposal, event: PendingEvent, state: dict[str, Any], seq: int 
         return
     target = out.cd_target(command)
     if target:  # `cd <dir> && mix test test/x.exs`: the paths are the directory's
-        moved = relativize(target, p.project, str(event.get("cwd") or "") or None)
+        moved = relativize(target, p.root, str(event.get("cwd") or "") or None)
         event = {**event, "cwd": None if moved in (".", "") or moved.startswith(("/", "~")) else moved}  # type: ignore[typeddict-item]
     kinds = [(part, out.classify(part)) for part in out.command_parts(command)]
     known = [(part, c) for part, c in kinds if c]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..model import slugify
+from ..ids import slugify
 from . import tool_output as out
 from .proposal import Proposal
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..filepaths import file_id, file_label, is_harness_path, relativize
-from ..model import name_id, slugify
+from ..ids import name_id, slugify
 
 if TYPE_CHECKING:
     from ..types import PendingEvent, SessionDoc
@@ -38,6 +38,11 @@ class Proposal:
         self.nodes: dict[str, Any] = doc.get("nodes", {})
         self.edges: dict[str, Any] = doc.get("edges", {})
         self.project: str | None = doc.get("project") if isinstance(doc.get("project"), str) else None
+        gate = doc.get("gate")
+        root = gate.get("root") if isinstance(gate, dict) else None
+        #: The session's worktree top level (the gate's root): paths are keyed relative to it,
+        #: so one file in two worktrees of the project is one node. Else the project root.
+        self.root: str | None = root if isinstance(root, str) and root.startswith("/") else self.project
         self.ops: list[dict[str, Any]] = []
         self.added: dict[str, dict[str, Any]] = {}
         self.activated: set[str] = set()
@@ -120,8 +125,29 @@ class Proposal:
             return None
         if cwd and not path.startswith(("/", "~")):
             path = f"{cwd.rstrip('/')}/{path}"
-        rel = relativize(path, self.project)
+        rel = relativize(path, self.root)
         return None if not rel or rel == "." or is_harness_path(rel) else rel
+
+    def local(self, text: str) -> str:
+        """``text`` (a command line, an error line) with the worktree's absolute paths made
+        relative, so its node id is the same in every worktree and clone of the project."""
+        root = (self.root or "").rstrip("/")
+        if not root or root not in text:
+            return text
+        out, start = [], 0
+        while (at := text.find(root, start)) >= 0:
+            end = at + len(root)
+            nxt = text[end : end + 1]
+            if nxt == "/":  # a path inside the worktree: relative to it
+                out.append(text[start:at])
+                start = end + 1
+            elif nxt in ("", " ", "'", '"', ":", ";", ")"):  # the worktree itself
+                out.append(text[start:at] + ".")
+                start = end
+            else:  # a longer name that merely starts the same (``/src/app-2``)
+                out.append(text[start:end])
+                start = end
+        return "".join(out) + text[start:]
 
     def file(self, path: str) -> str | None:
         """The node of a file (a path as :meth:`path` gives it), its ``path`` fact set."""

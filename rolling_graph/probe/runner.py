@@ -29,11 +29,11 @@ import sys
 import traceback
 from typing import TYPE_CHECKING
 
+from ..clock import iso
 from ..config import ConfigError, Settings, load_settings
 from ..events import redact_batch
 from ..gate import PENDING_MAX, reset_after_probe
 from ..journal import journal_size, read_journal
-from ..model import iso
 from ..patch import PatchRejected, validate_ops
 from ..sidecar import SidecarStore
 from .base import ProbeBackend, ProbeResult

@@ -234,7 +234,7 @@ def _raw_ends_colon(lines: list[str], cleaned: str) -> bool:
 def error_id(line: str) -> str:
     """A stable node id for an error line (digits blurred: ``line 12`` and ``line 13`` of
     one failure are one error)."""
-    from ..model import slugify
+    from ..ids import slugify
 
     return "err-" + slugify("".join("#" if c.isdigit() else c for c in line)[:100])[:60]
 

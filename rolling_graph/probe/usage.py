@@ -26,8 +26,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rolling_graph.clock import iso, utcnow
 from rolling_graph.config import Settings
-from rolling_graph.model import iso, utcnow
 from rolling_graph.probe.base import ProbeResult
 
 if TYPE_CHECKING:

@@ -15,8 +15,9 @@ from rich.console import Console
 
 from rolling_graph.config import Settings, load_settings
 from rolling_graph.errors import UserError
+from rolling_graph.ids import validate_session_id
 from rolling_graph.reconcile import embeddings, server
-from rolling_graph.sidecar import SidecarStore, validate_session_id
+from rolling_graph.sidecar import SidecarStore
 
 console = Console()
 err = Console(stderr=True)

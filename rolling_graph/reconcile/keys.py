@@ -6,8 +6,8 @@ written before it did (a session in flight at the upgrade, or one ``rgraph recov
 later) keys a file under its absolute path; :func:`rekey_files` re-keys such nodes by the
 session's roots (its worktree top level, kept in the gate state, and its project root) and
 merges two nodes that turn out to be one file. Code names, decisions and commands are keyed
-by their normalised text when they are made (:func:`rolling_graph.model.slugify`,
-:func:`rolling_graph.model.name_id`), so they need nothing here.
+by their normalised text when they are made (:func:`rolling_graph.ids.slugify`,
+:func:`rolling_graph.ids.name_id`), so they need nothing here.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def rekey_files(nodes: dict[str, Any], edges: dict[str, Any], roots: list[str]) 
             nid = new_id
         out_nodes[nid] = _merge(out_nodes[nid], node) if nid in out_nodes else node
     out_edges: dict[str, Any] = {}
-    for key, edge in edges.items():
+    for edge in edges.values():
         source = moves.get(edge["source"], (edge["source"], ""))[0]
         target = moves.get(edge["target"], (edge["target"], ""))[0]
         if source == target:

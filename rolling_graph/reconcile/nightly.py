@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from rolling_graph.atomic import write_atomic
+from rolling_graph.clock import iso
 from rolling_graph.config import Settings
-from rolling_graph.model import iso
 from rolling_graph.reconcile import drafts, embeddings, graduation, review
 from rolling_graph.reconcile.graduation import DEFAULT, GraduationSettings
 from rolling_graph.reconcile.provenance import Journals

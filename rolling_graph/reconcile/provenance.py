@@ -23,9 +23,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rolling_graph.config import Settings
+from rolling_graph.ids import InvalidSessionId
 from rolling_graph.journal import op_touches, pointer_parts
 from rolling_graph.redact import redact
-from rolling_graph.sidecar import InvalidSessionId, SidecarStore
+from rolling_graph.sidecar import SidecarStore
 
 #: Journal entry kinds that are no evidence of anything said in the session.
 NOT_EVIDENCE = frozenset({"resume", "pull", "seed", "rejected", "note", "init"})

@@ -9,9 +9,9 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from rolling_graph import snapshot
+from rolling_graph.clock import utcnow
 from rolling_graph.config import Settings
 from rolling_graph.journal import pointer_parts
-from rolling_graph.model import utcnow
 from rolling_graph.reconcile import db, embeddings, rank, resume
 from rolling_graph.reconcile.reconcile import MissingProject, doc_project, project_id
 from rolling_graph.redact import redact

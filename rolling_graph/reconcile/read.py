@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rolling_graph.clock import iso
 from rolling_graph.config import Settings
-from rolling_graph.model import SCHEMA_VERSION, edge_key, iso, normalize_graph
+from rolling_graph.ids import edge_key
+from rolling_graph.model import SCHEMA_VERSION
+from rolling_graph.normalize import normalize_graph
 from rolling_graph.reconcile import db
 
 if TYPE_CHECKING:

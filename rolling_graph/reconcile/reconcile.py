@@ -17,8 +17,9 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from rolling_graph.clock import parse_iso
 from rolling_graph.config import Settings
-from rolling_graph.model import DOMAINS, KINDS, LABEL_MAX, SUMMARY_MAX, VERBS, parse_iso
+from rolling_graph.model import DOMAINS, KINDS, LABEL_MAX, SUMMARY_MAX, VERBS
 from rolling_graph.project import project_key
 from rolling_graph.reconcile import db, embeddings, keys, merge, resume, upsert, warm_facts
 from rolling_graph.reconcile.embed_alongside import EmbedAlongside, pending, store_pending

@@ -20,12 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rolling_graph.clock import iso
 from rolling_graph.config import Settings
-from rolling_graph.model import iso, normalize_graph
+from rolling_graph.ids import InvalidSessionId
+from rolling_graph.normalize import normalize_graph
 from rolling_graph.reconcile import db, embeddings
 from rolling_graph.reconcile.reconcile import load_sidecar, reconcile_doc
 from rolling_graph.replay import ReplayOptions, replay
-from rolling_graph.sidecar import InvalidSessionId, SidecarStore
+from rolling_graph.sidecar import SidecarStore
 
 if TYPE_CHECKING:
     from rolling_graph.types import GraphDoc, SessionDoc

@@ -13,8 +13,8 @@ from datetime import datetime
 from typing import Any
 
 from rolling_graph import snapshot
+from rolling_graph.clock import iso, utcnow
 from rolling_graph.config import Settings
-from rolling_graph.model import iso, utcnow
 from rolling_graph.reconcile import rank, startup
 from rolling_graph.reconcile.snapshot import write_snapshot
 

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from rolling_graph.atomic import write_atomic
+from rolling_graph.clock import utcnow
 from rolling_graph.config import Settings
-from rolling_graph.model import utcnow
 from rolling_graph.project import project_key
 from rolling_graph.reconcile import drafts, embeddings, seed
 from rolling_graph.reconcile.graduation import DEFAULT, MEMORY_KINDS, GraduationSettings, node_hash

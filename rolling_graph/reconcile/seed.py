@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from rolling_graph.config import Settings
-from rolling_graph.model import ID_MAX, LABEL_MAX, SUMMARY_MAX, slugify
+from rolling_graph.ids import ID_MAX, slugify
+from rolling_graph.model import LABEL_MAX, SUMMARY_MAX
 from rolling_graph.reconcile import embeddings, resume
 from rolling_graph.reconcile.graduation import DEFAULT, MEMORY_KINDS, GraduationSettings, seed_weight
 from rolling_graph.reconcile.reconcile import embed_nodes

@@ -16,7 +16,7 @@ the larger (a session's counts only grow, and a session that pulled the node fro
 graph carries the earlier count on; a sum would count that twice); ``by`` the strongest
 (user over assistant over tool); every other fact the newer view's (by the node's
 ``last_activated``), an older view's where the newer has none. Text is redacted with the
-full redactor (the warm graph outlives the session); :func:`rolling_graph.model.normalize_facts`
+full redactor (the warm graph outlives the session); :func:`rolling_graph.normalize.normalize_facts`
 bounds every value, and the column holds at most 2,048 bytes (migration 005).
 """
 
@@ -26,7 +26,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from rolling_graph.model import normalize_facts
+from rolling_graph.normalize import normalize_facts
 from rolling_graph.redact import redact
 
 COUNT_KEYS = ("edits", "writes", "reads", "runs")

@@ -23,11 +23,11 @@ from pathlib import Path
 
 from rolling_graph.config import Settings, load_settings
 from rolling_graph.detach import lower_priority
+from rolling_graph.ids import InvalidSessionId, validate_session_id
 from rolling_graph.probe.runner import drain
 from rolling_graph.reconcile import db, recover
 from rolling_graph.reconcile.pull import run_pull
 from rolling_graph.reconcile.reconcile import MissingProject, load_sidecar, reconcile_session
-from rolling_graph.sidecar import InvalidSessionId, validate_session_id
 
 TRIGGERS = ["pre-compact", "session-end", "manual", "recover"]
 

@@ -1,7 +1,7 @@
-/* Rolling Graph view: draws the embedded graph as SVG, laid out by RGLayout. No network, no
- * libraries. Every string from the graph (labels, ids, kinds, verbs, facts) is untrusted: it
- * is only ever set with textContent or as an attribute value, never parsed as markup, and
- * maps keyed by it have no prototype.
+/* Rolling Graph view: draws what RGData says is shown of the embedded graph as SVG, laid
+ * out by RGLayout. No network, no libraries. Every string from the graph (labels, ids,
+ * kinds, verbs, facts) is untrusted: it is only ever set with textContent or as an
+ * attribute value, never parsed as markup, and maps keyed by it have no prototype.
  *
  * What is shown: the default view (the focus cluster and its strongest neighbours, or the
  * whole graph when it is small) plus what the reader asks for: "Show all", a node's
@@ -13,7 +13,6 @@
 (function () {
   'use strict';
   var SVG = 'http://www.w3.org/2000/svg';
-  var BUDGET = 48;            /* nodes in the default view; a graph this small is shown whole */
   var REVEAL = 30;            /* at most this many search matches are brought into view */
   var FULL = 42, SHORT = 18;  /* label lengths: full text up to FULL, abbreviated to SHORT */
   var MIN_GAP_PX = 2;         /* between two labels on screen (text boxes snap to whole pixels) */
@@ -23,15 +22,9 @@
   var data = JSON.parse(document.getElementById('rg-data').textContent);
   function dict() { return Object.create(null); }
 
-  var nodes = data.nodes;     /* focus first, then heaviest: the priority order */
-  var byId = dict(), adj = dict();
-  nodes.forEach(function (n, i) { n.rank = i; byId[n.id] = n; adj[n.id] = []; });
-  var edges = data.edges.filter(function (e) { return byId[e.source] && byId[e.target]; });
-  edges.forEach(function (e) {
-    adj[e.source].push(e);
-    if (e.target !== e.source) { adj[e.target].push(e); }
-  });
-  function other(e, id) { return e.source === id ? e.target : e.source; }
+  var graph = RGData.index(data);
+  var nodes = graph.nodes;    /* focus first, then heaviest: the priority order */
+  var byId = graph.byId, adj = graph.adj, edges = graph.edges, other = RGData.other;
 
   var state = {
     all: false, expanded: dict(), pinned: dict(), found: [],
@@ -49,7 +42,7 @@
   }
   function clear(node) { while (node.firstChild) { node.removeChild(node.firstChild); } }
   function radius(n) { return 5 + 17 * n.weight; }
-  function passes(n) { return !state.hiddenKinds[n.kind] && !state.hiddenDomains[n.domain]; }
+  function passes(n) { return RGData.passes(n, state); }
 
   function fullText(n) { return n.label.length > FULL ? n.label.slice(0, FULL - 1) + '…' : n.label; }
   function shortText(n) {
@@ -73,54 +66,11 @@
   }
   function size(text, cls) { return text === null ? null : sizes[cls + '\u0000' + text]; }
 
-  /* The default view: the focus (or the three heaviest), then their strongest neighbours. */
-  var defaults = (function () {
-    var set = dict();
-    if (nodes.length <= BUDGET) { nodes.forEach(function (n) { set[n.id] = true; }); return set; }
-    var core = nodes.filter(function (n) { return n.focus; });
-    if (!core.length) { core = nodes.slice(0, 3); }
-    core.forEach(function (n) { set[n.id] = true; });
-    var score = dict();
-    core.forEach(function (n) {
-      adj[n.id].forEach(function (e) {
-        var o = other(e, n.id);
-        if (!set[o]) { score[o] = Math.max(score[o] || 0, e.strength + byId[o].weight); }
-      });
-    });
-    Object.keys(score).sort(function (a, b) { return score[b] - score[a] || byId[a].rank - byId[b].rank; })
-      .slice(0, Math.max(0, BUDGET - core.length)).forEach(function (id) { set[id] = true; });
-    return set;
-  }());
-
-  function wanted() {
-    var set = dict();
-    if (state.all) { nodes.forEach(function (n) { set[n.id] = true; }); }
-    [defaults, state.pinned].forEach(function (s) { Object.keys(s).forEach(function (id) { set[id] = true; }); });
-    state.found.forEach(function (id) { set[id] = true; });
-    Object.keys(state.expanded).forEach(function (id) {
-      set[id] = true;
-      adj[id].forEach(function (e) { set[other(e, id)] = true; });
-    });
-    return nodes.filter(function (n) { return set[n.id] && passes(n); });
-  }
-
-  function hiddenNeighbours(n) {
-    var seen = dict(), count = 0;
-    adj[n.id].forEach(function (e) {
-      var o = other(e, n.id);
-      if (!shown[o] && !seen[o] && passes(byId[o])) { seen[o] = true; count += 1; }
-    });
-    return count;
-  }
-
-  function priority(a, b) {
-    function score(n) {
-      if (n.id === state.selected) { return 0; }
-      if (state.found.indexOf(n.id) >= 0) { return 1; }
-      return n.focus ? 2 : 3;
-    }
-    return score(a) - score(b) || a.rank - b.rank;
-  }
+  /* What is shown: see RGData. */
+  var defaults = RGData.defaults(graph);
+  function wanted() { return RGData.wanted(graph, defaults, state); }
+  function hiddenNeighbours(n) { return RGData.hiddenNeighbours(graph, n, shown, state); }
+  function priority(a, b) { return RGData.priority(a, b, state); }
 
   /* Lay out what is shown (only when something new appears), place labels, draw. */
   function update() {

@@ -1,0 +1,304 @@
+"""The sections of the restore block (:mod:`rolling_graph.restore`) and the settings that size them.
+
+Each section fills its :class:`~rolling_graph.restore_layout.Section` from the graph as the
+block reads it (:class:`~rolling_graph.restore_view.RestoreView`) and adds the ids it shows:
+the request, the tasks, the decisions in force, the open problems, the working set; then
+:func:`add_names`, the rest of the graph as compact ranked names while the block has room, and
+:func:`rest_line`, the count of what is left.
+"""
+
+from __future__ import annotations
+
+from .config import _Strategy
+from .rank_hot import count, facts_of
+from .restore_layout import Block, Section, join_items, short_command, short_names, shown_path
+from .restore_view import INTENT, NOT_NAMES, RestoreView
+from .sanitize import esc
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+    from typing import Any
+
+    from .types import Node
+
+
+class RestoreSettings(_Strategy):
+    """Shares of the block (of the characters inside the delimiters) and label lengths."""
+
+    #: Most a section may take, plus what the sections before it left: request, tasks,
+    #: decisions, open problems, working set, in this order.
+    request_share = 0.12
+    tasks_share = 0.12
+    decisions_share = 0.18
+    problems_share = 0.08
+    working_share = 0.18
+    #: Kept for the ranked names while the sections fill (when there are names left to
+    #: give): next to Claude's summary, the names are what a memory gives back best.
+    names_share = 0.45
+    earlier_requests = 2
+    request_chars = 160
+    earlier_request_chars = 90
+    task_chars = 60
+    decision_chars = 110
+    superseded_chars = 60
+    path_chars = 64
+    what_chars = 120
+    command_chars = 60
+    result_chars = 80
+    problem_chars = 120
+    name_chars = 48
+    #: Commands with an outcome that get a working-set line of their own (not tied to a file).
+    working_commands = 3
+    #: With fewer changed files than this, the most read ones join the working set.
+    working_min_files = 3
+    #: Names Claude's compaction summary already holds: ``keep`` them in rank order or
+    #: ``demote`` them after the names only the graph can give back.
+    summary_names = "keep"
+
+
+#: Room kept for the closing count line (its longest form is well under this).
+COUNT_RESERVE = 128
+#: What the count line may grow by while names are shown (see :func:`add_names`).
+COUNT_SLACK = 24
+#: A name at least this long that the lines above already hold is not repeated.
+MIN_SEEN_NAME = 4
+#: The name list stops after this many names in a row did not fit (the rest rank lower).
+NAME_MISSES = 30
+#: Decisions in force that did not fit before the section gives up on shorter ones.
+DECISION_MISSES = 10
+_TASK_STATUS = {"in_progress": "in progress", "pending": "pending", "completed": "done"}
+_TASK_ORDER = {"in progress": 0, "pending": 1, "done": 2}
+_CATEGORY = {
+    "file": "file", "symbol": "code name", "command": "command", "error": "error", "decision": "decision",
+    "correction": "decision", "preference": "decision", "task": "task", "request": "request", "commit": "commit",
+    "entity": "concept", "concept": "concept", "summary": "note",
+}
+
+
+def add_requests(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]) -> None:
+    asked = g.recent_first(g.by_kind.get("request", []))
+    if not asked:
+        return
+    current, earlier = asked[0], asked[1 : 1 + s.earlier_requests]
+    by = facts_of(g.nodes[current]).get("by")
+    head = "Request (user): " if by in (None, "user") else "Request: "
+    if g.nodes[current].get("pulled"):  # from the warm graph: an earlier session asked it
+        head = "Last session's r" + head[1:]
+    room = min(s.request_chars, sec.room() - len(head) - 2)
+    if room >= 20 and sec.add(f'{head}"{esc(g.label(current), room)}"'):
+        shown.append(current)
+    if earlier:
+        line, taken = join_items("Earlier requests: ", [f'"{esc(g.label(i), s.earlier_request_chars)}"' for i in earlier], sec.room())
+        if line and sec.add(line):
+            shown.extend(earlier[:taken])
+
+
+def add_tasks(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]) -> None:
+    tasks = []
+    for nid in g.by_kind.get("task", []):
+        status = _TASK_STATUS.get(str(facts_of(g.nodes[nid]).get("status")), "pending")
+        tasks.append((status, nid))
+    if not tasks:
+        return
+    recent = {nid: pos for pos, nid in enumerate(g.recent_first([nid for _, nid in tasks]))}
+
+    def order(task: tuple[str, str]) -> tuple[Any, ...]:
+        # Open tasks first: in progress (most recent first), then pending ones in the
+        # order they were added, then done ones (most recent first).
+        status, nid = task
+        if status == "pending":
+            return (_TASK_ORDER[status], g.nodes[nid]["first_seen"], nid)
+        return (_TASK_ORDER[status], recent[nid])
+
+    tasks.sort(key=order)
+    head = "Open tasks: " if any(status != "done" for status, _ in tasks) else "Tasks (all done): "
+    items = [f"[{status}] {esc(g.label(nid), s.task_chars)}" for status, nid in tasks]
+    line, taken = join_items(head, items, sec.room())
+    if line and sec.add(line):
+        shown.extend(nid for _, nid in tasks[:taken])
+
+
+def add_decisions(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]) -> None:
+    heading = "Decisions in force:\n"  # goes in with the first decision (one line of the block)
+    misses = 0
+    for nid in g.ranked(INTENT):
+        kind = g.nodes[nid]["kind"]
+        line = heading + "- " + (f"[{kind}] " if kind != "decision" else "") + esc(g.label(nid), s.decision_chars)
+        olds = g.supersedes.get(nid, [])[:2]
+        for old in olds:
+            line += f'; supersedes "{esc(g.label(old), s.superseded_chars)}"'
+        rejected = g.rejects.get(nid, [])[:2]
+        if rejected:
+            line += "; rejects " + ", ".join(esc(g.label(o), s.superseded_chars) for o in rejected)
+        if not sec.add(line):
+            misses += 1
+            if misses > DECISION_MISSES:
+                break
+            continue  # a shorter one may still fit: every decision in force matters
+        heading = ""
+        shown.extend([nid, *olds, *rejected])
+
+
+def _file_ops(node: Node) -> str:
+    facts = facts_of(node)
+    edits, writes, reads = count(facts, "edits"), count(facts, "writes"), count(facts, "reads")
+    parts = []
+    if writes:
+        parts.append("written" if writes == 1 else f"written {writes}×")
+    if edits:
+        parts.append(f"edited {edits}×")
+    if not parts and reads:
+        parts.append(f"read {reads}×")
+    if not parts:
+        parts.append(f"touched {node['activations']}×" if node["activations"] > 0 else "touched")
+    return ", ".join(parts)
+
+
+def _outcome(g: RestoreView, cmd: str, s: RestoreSettings) -> str:
+    facts = facts_of(g.nodes[cmd])
+    result = facts.get("result")
+    if result and result.strip():
+        return esc(result, s.result_chars)
+    return {"pass": "passed", "fail": "failed"}.get(str(facts.get("outcome")), "")
+
+
+def add_working_set(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]) -> None:
+    files = g.ranked(("file",))
+    with_facts = any(facts_of(g.nodes[f]) for f in files)
+    if with_facts:
+        changed = [f for f in files if count(facts_of(g.nodes[f]), "edits") or count(facts_of(g.nodes[f]), "writes")]
+        read = [f for f in files if f not in set(changed)][: max(0, s.working_min_files - len(changed))]
+        files = changed + read
+    commands = [c for c in g.ranked(("command",)) if facts_of(g.nodes[c]).get("outcome") in ("pass", "fail")]
+    heading = "Working set:\n"  # goes in with the first line
+    used_cmds: set[str] = set()
+    for f in files:
+        path = shown_path(g.paths[f], s.path_chars)
+        base = f"{heading}* {esc(path, len(path))} — {_file_ops(g.nodes[f])}"
+        if g.is_rejected_name(path.rpartition("/")[2]):
+            base += " (for a rejected option)"
+        what = g.what(f)[0]
+        line = base + (": " + esc(what, s.what_chars) if what else "")
+        tests = [c for c in g.recent_first(g.tested_by.get(f, [])) if c not in g.hidden and c not in used_cmds]
+        outcome = _outcome(g, tests[0], s) if tests else ""
+        test_part = f" · `{esc(short_command(g.label(tests[0]), s.command_chars), s.command_chars)}`: {outcome} (last run)" if outcome else ""
+        # The fullest line that fits: with its test, without it, then with fewer names edited.
+        candidates = [line + test_part, base + test_part, line, base + (": " + esc(what, s.what_chars // 2) if what else ""), base]
+        fitted = next((n for n, candidate in enumerate(candidates) if sec.add(candidate)), None)
+        if fitted is None:
+            break
+        with_test = fitted < 2 and bool(test_part)
+        heading = ""
+        shown.append(f)
+        if with_test:
+            shown.append(tests[0])
+            used_cmds.add(tests[0])
+    for c in [c for c in commands if c not in used_cmds][: s.working_commands]:
+        facts = facts_of(g.nodes[c])
+        runs = count(facts, "runs")
+        verdict = "passed" if facts.get("outcome") == "pass" else "failed"
+        line = f"{heading}* `{esc(short_command(g.label(c), s.command_chars), s.command_chars)}` — " + (f"ran {runs}×, " if runs else "") + f"last run {verdict}"
+        result = facts.get("result")
+        if result and result.strip() and result.strip().lower() != verdict:
+            line += f": {esc(result, s.result_chars)}"
+        if not sec.add(line):
+            break
+        heading = ""
+        shown.append(c)
+
+
+def add_problems(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]) -> None:
+    open_errors = g.recent_first([e for e in g.by_kind.get("error", []) if facts_of(g.nodes[e]).get("state") == "open"])
+    if not open_errors:
+        return
+    items = [esc(g.label(e), s.problem_chars) for e in open_errors]
+    line, taken = join_items("Open problems: ", items, sec.room())
+    if line and sec.add(line):
+        shown.extend(open_errors[:taken])
+
+
+def _named(g: RestoreView, pool: list[str], files: dict[str, str], s: RestoreSettings) -> Iterator[tuple[str | None, str]]:
+    """``(node id, name)`` in rank order, escaped; a file not in the working set brings the
+    names edited in it right after its own (``None``: a name with no node of its own)."""
+    for nid in pool:
+        if nid in files:
+            if g.is_rejected_name(files[nid].rpartition("/")[2]):
+                continue
+            yield nid, esc(files[nid], max(s.name_chars, len(files[nid])))
+            for name in g.what(nid)[1]:
+                yield None, esc(name, s.name_chars)
+        elif not g.is_rejected_name(g.label(nid)):
+            label = short_command(g.label(nid), s.name_chars) if g.kind[nid] == "command" else g.label(nid)
+            yield nid, esc(label, s.name_chars)
+
+
+def _key(name: str) -> str:
+    """How a name is compared: ``@show_debug`` and ``render/1`` are ``show_debug`` and ``render``."""
+    key = name.lower().lstrip("@")
+    head, slash, arity = key.rpartition("/")
+    return head if slash and arity.isdigit() and head else key
+
+
+def add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown: set[str], summary: str | None) -> None:
+    """The rest of the graph, ranked, as compact names while the block has room."""
+    pool = [nid for nid in g.order if g.kind[nid] not in NOT_NAMES and nid not in shown]
+    if not pool:
+        return
+    files = short_names({nid: g.paths[nid] for nid in pool if nid in g.paths})
+    ordered: Iterable[tuple[str | None, str]] = _named(g, pool, files, s)  # lazily: most are never named
+    if summary and s.summary_names == "demote":
+        low = summary.lower()
+        named = list(ordered)
+        ordered = [p for p in named if _key(p[1]) not in low] + [p for p in named if _key(p[1]) in low]
+    # Room for the count line: its length now, plus what showing names could add to it
+    # (fewer of each kind never lengthens it; another kind moving into its top three can).
+    room = block.room(min(COUNT_RESERVE, len(rest_line(g, shown)) + COUNT_SLACK))
+    line = head
+    given = ""  # the names so far, lowercased, to skip one another holds ("render" in "render.ex")
+    exact: set[str] = set()
+    misses = 0
+    for nid, name in ordered:
+        if room - len(line) < MIN_SEEN_NAME:
+            break
+        key = _key(name)
+        if not key or key in exact or (len(key) >= MIN_SEEN_NAME and (key in given or key in block.seen)):  # already said
+            if nid:
+                shown.add(nid)
+            continue
+        piece = (", " if line != head else "") + name
+        if len(line) + len(piece) > room:
+            misses += 1
+            if misses > NAME_MISSES:
+                break
+            continue  # a shorter name further down may still fit
+        misses = 0
+        line += piece
+        given += "\n" + name.lower()
+        exact.add(key)
+        if nid:
+            shown.add(nid)
+    if line != head:
+        block.add(line)
+
+
+def rest_line(g: RestoreView, shown: set[str]) -> str:
+    """``Not shown: 37 more — 20 code names, 12 files, 5 commands.`` (``""``: nothing left)."""
+    counts: dict[str, int] = {}
+    for kind, ids in g.by_kind.items():
+        for nid in ids:
+            if nid not in shown:
+                category = _CATEGORY.get(kind, "other name")
+                counts[category] = counts.get(category, 0) + 1
+    superseded = sum(1 for nid in g.hidden if nid in g.nodes and nid not in shown)
+    total = sum(counts.values())
+    if not total and not superseded:
+        return ""
+    parts = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    shown_parts = [f"{n} {category}{'s' if n != 1 else ''}" for category, n in parts[:3]]
+    if len(parts) > 3:
+        shown_parts.append(f"{sum(n for _, n in parts[3:])} other")
+    line = f"Not shown: {total} more — " + ", ".join(shown_parts) if total else ""
+    if superseded:
+        line += ("; " if line else "Not shown: ") + f"{superseded} superseded or rejected"
+    return line + "."
