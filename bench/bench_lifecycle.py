@@ -3,7 +3,7 @@ on, as ratios to a bare interpreter. The issue's bar: the same as the other hook
 
     python bench/bench_lifecycle.py [--nodes 2000] [--runs 15]
 
-Cases, each against a 2,000-node session whose project has a 40-node resume snapshot:
+Cases, each against a 2,000-node session whose project has a full resume snapshot (snapshot.MAX_NODES nodes):
 
 - ``startup``: a new session builds its hot graph from the snapshot and injects it;
 - ``resume``: the 2,000-node session is resumed (snapshot merged in, full LOD block);

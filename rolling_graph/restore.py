@@ -68,16 +68,13 @@ PRESETS["compact-lean"] = RestoreSettings(
     **{**PRESETS["lean"].as_dict(), "names_share": 0.65, "request_share": 0.06, "tasks_share": 0.08,
        "decisions_share": 0.15, "working_share": 0.1, "problems_share": 0.05},
 )
-#: A new session (``startup``) has no summary: the last session's request, open items and
-#: decisions keep their lines, but the project's names get the most room (measured on
-#: ../shared/corpus, the second session's startup block: recall 0.32 → 0.37 at 800 tokens).
+#: A new session (``startup``, ``clear``) has no summary: the last session's request, open
+#: items and decisions keep their lines, but the project's names get the most room, at every
+#: budget (the lean labels cost names here). Measured on ../shared/corpus, the second
+#: session's startup block: recall 0.32 → 0.35 at 800 tokens, 0.17 → 0.23 at 400.
 PRESETS["startup"] = RestoreSettings(
     names_share=0.6, request_share=0.07, tasks_share=0.1, decisions_share=0.12, problems_share=0.05,
     working_share=0.08, request_chars=110, task_chars=50,
-)
-PRESETS["startup-lean"] = RestoreSettings(
-    **{**PRESETS["lean"].as_dict(), "names_share": 0.5, "request_share": 0.08, "tasks_share": 0.12,
-       "decisions_share": 0.18, "working_share": 0.08, "problems_share": 0.05},
 )
 DEFAULT = PRESETS["default"]
 #: Blocks of fewer characters than this use the ``lean`` preset unless told otherwise.
@@ -118,8 +115,10 @@ def restore_block(
         return "", []
     limit = min(int((budget_tokens or render.budget_tokens) * render.chars_per_token), render.max_chars)
     after_summary = "compact-" if source == "compact" and summary and _mostly_names(g) else ""
-    family = "compact" if after_summary else "startup" if source in ("startup", "clear") else ""
-    settings = settings or PRESETS[(f"{family}-lean" if family else "lean") if limit < LEAN_BELOW_CHARS else (family or "default")]
+    if settings is None and source in ("startup", "clear"):
+        settings = PRESETS["startup"]
+    settings = settings or PRESETS[("compact-lean" if after_summary else "lean") if limit < LEAN_BELOW_CHARS
+                                   else ("compact" if after_summary else "default")]
     heading = f"Rolling Graph restored this session's memory ({esc(source, 20)})."
     block = Block(limit, heading)
     if block.room() < HEADING_MIN_ROOM:

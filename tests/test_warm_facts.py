@@ -10,7 +10,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rolling_graph.model import iso, make_node, new_document
+from rolling_graph.clock import iso
+from rolling_graph.model import make_node, new_document
 from rolling_graph.probe.proposal import Proposal
 from rolling_graph.reconcile import keys, warm_facts
 from rolling_graph.snapshot import snapshot_ops

@@ -15,7 +15,7 @@ import pytest
 import warm_support as ws
 
 from rolling_graph.filepaths import file_id
-from rolling_graph.model import slugify
+from rolling_graph.ids import slugify
 from rolling_graph.reconcile import migrate
 
 pytestmark = pytest.mark.db

@@ -208,10 +208,11 @@ def test_a_pulled_node_the_session_never_touched_is_no_contribution_of_it(
                                                         "ON p.id = n.project_id WHERE p.root = %s", str(repo)))
     assert counts["src-app-py"] == 2  # touched in both sessions
     assert counts["use-decimal-for-money"] == 1  # only handed to session B
-    # The last session is B: its snapshot names B's files first, and A's request is no longer "the last session's".
+    # The last session is B, which asked nothing: A's request and tasks are no longer "the last session's".
     snap = read_snapshot(home, str(repo))
     assert snap is not None and snap["last_session"] == "sess-b"
-    assert not any(n["id"].startswith("req-invoice") for n in snap["nodes"][:3])
+    assert not any(n["kind"] in ("request", "task") for n in snap["nodes"])
+    assert "use-decimal-for-money" in {n["id"] for n in snap["nodes"]}  # a decision stays in force
 
 
 def test_a_superseded_decision_is_never_shown_as_in_force(tmp_path: Path, dsn: str) -> None:

@@ -1,9 +1,12 @@
 """Choosing what a new session gets back from the warm graph.
 
 Candidates come from a few cheap, indexed legs (top by weight, by recency, by
-cross-session frequency, the last focus's neighbourhood, and for prompt pulls the nearest
-embeddings); :mod:`rolling_graph.reconcile.rank` fuses them with RRF. ``refresh_snapshot`` writes the
-per-project resume snapshot after every reconciliation.
+cross-session frequency, by uses, the last focus's neighbourhood, and for prompt pulls the
+nearest embeddings); :mod:`rolling_graph.reconcile.rank` fuses them with RRF.
+``refresh_snapshot`` writes the per-project resume snapshot after every reconciliation:
+what the last session left and the decisions in force first
+(:mod:`rolling_graph.reconcile.startup`), then the ranked names; every node with its kind
+and its durable facts, so the restore block's sections work for a new session too.
 """
 
 from __future__ import annotations

@@ -9,8 +9,9 @@
 --    (rolling_graph.filepaths.file_id). Warm data written before stored a file under its
 --    absolute path (id = slug of the path, label = the path). Where the project's root is
 --    a prefix of the label (the project row's root was the worktree the session ran in),
---    the node is re-keyed to the relative form, and merged into the node of that id when
---    one exists already: contributions, edges and vectors move with it (weights and
+--    the node is re-keyed to the relative form (so is a relative label whose id was the
+--    slug cut at 64 characters, where file_id now ends in a checksum), and merged into
+--    the node of that id when one exists already: contributions, edges and vectors move with it (weights and
 --    strengths take the larger, activations add up, first/last seen widen; the exact
 --    weight is recomputed from the contributions by the next reconcile that touches it).
 --
@@ -19,6 +20,9 @@
 --    and so its relative form, is lost;
 --  * an absolute path outside the project row's root (another worktree's, another clone's,
 --    a file outside the repository): which worktree it lies in is not recorded;
+--  * a label with whitespace (no path; a model named the file in words): left as it is;
+--  * a merged node's weight is the larger of the two until the next reconcile that touches
+--    it recomputes the exact fold (SQL cannot run rolling_graph.reconcile.merge);
 --  * project rows keyed by a linked worktree's own top level (the project identity before
 --    issue 13): which repository the worktree belongs to is on the filesystem (its .git
 --    file), which SQL cannot read; such rows stay separate projects; their file nodes are
