@@ -319,13 +319,13 @@ def test_tokens_charged_never_exceed_the_cap_however_large_the_calls(
 
 
 def test_a_failure_while_choosing_the_backend_still_answers_the_batch_offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rolling_graph.probe import select
+    from rolling_graph.probe import runner
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise OSError("usage file unreadable")
 
     settings = load_settings({"ROLLING_GRAPH_HOME": str(load_settings().home), "ROLLING_GRAPH_PROBE": "anthropic"})
-    monkeypatch.setattr(select, "choose_backend", broken)
+    monkeypatch.setattr(runner, "choose_backend", broken)
     store = SidecarStore(settings)
     with store.transaction("choose", graph=False) as doc:
         doc["gate"]["pending"] = [pending_event(1)]

@@ -19,6 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .errors import ProbeFailed
+from .prompting import DEFAULT_BOUNDS, build_user_message, parse_output, system_prompt
+
 if TYPE_CHECKING:
     from ..config import Settings
     from ..types import PendingEvent, SessionDoc
@@ -39,8 +42,6 @@ def estimate_tokens(*texts: str) -> int:
 def parse_answer(answer: str | dict[str, Any] | None, bounds: PromptBounds) -> tuple[str, list[dict[str, Any]]]:
     """:func:`~rolling_graph.probe.prompting.parse_output`, bounded: an oversized or absurdly
     nested answer is a failed probe with a reason, never a ``RecursionError``."""
-    from .errors import ProbeFailed
-    from .prompting import parse_output
 
     if isinstance(answer, str) and len(answer) > MAX_ANSWER_CHARS:
         raise ProbeFailed(f"output: {len(answer):,} characters, over the bound of {MAX_ANSWER_CHARS:,}")
@@ -103,7 +104,6 @@ class ModelProbe:
         sleep: Callable[[float], None] = time.sleep,
         backoff_base: float = 1.0,
     ) -> None:
-        from .prompting import DEFAULT_BOUNDS
 
         self.settings = settings
         self.model = self.model_name(settings)
@@ -127,7 +127,6 @@ class ModelProbe:
 
     def input_texts(self, events: list[PendingEvent], doc: SessionDoc) -> list[str]:
         """The texts one request carries: the system prompt and the bounded user message."""
-        from .prompting import build_user_message, system_prompt
 
         return [system_prompt(self.bounds), build_user_message(events, doc, self.bounds)]
 
@@ -146,7 +145,6 @@ class ModelProbe:
 
     def run(self, events: list[PendingEvent], doc: SessionDoc) -> ProbeResult:
         """Propose a patch for ``events``; every failure is a ``ProbeFailed``."""
-        from .errors import ProbeFailed
 
         self._unread_charge = (0, 0)
         try:

@@ -49,6 +49,7 @@ from rolling_graph.probe import usage
 from rolling_graph.probe.base import ModelProbe, ProbeResult, estimate_tokens, parse_answer
 from rolling_graph.probe.errors import ProbeFailed
 from rolling_graph.probe.prompting import PATCH_SCHEMA, PROMPT_VERSION, TOOL_NAME, build_user_message, system_prompt
+from rolling_graph.probe.usage import remaining_tokens
 
 if TYPE_CHECKING:
     from ..types import PendingEvent, SessionDoc
@@ -245,7 +246,6 @@ class ClaudeProbe(ModelProbe):
             return returncode, stdout.read(), _tail(stderr)
 
     def call(self, events: list[PendingEvent], doc: SessionDoc) -> ProbeResult:
-        from rolling_graph.probe.usage import remaining_tokens
 
         if os.environ.get(PROBE_CHILD_ENV):
             raise ProbeFailed("refused: already inside a probe's Claude Code child (no nesting)")

@@ -31,13 +31,17 @@ from typing import TYPE_CHECKING
 
 from ..clock import iso
 from ..config import ConfigError, Settings, load_settings
+from ..detach import lower_priority
 from ..events import redact_batch
 from ..gate import PENDING_MAX, reset_after_probe
 from ..journal import journal_size, read_journal
 from ..patch import PatchRejected, validate_ops
 from ..sidecar import SidecarStore
-from .base import ProbeBackend, ProbeResult
+from . import usage
+from .base import ProbeBackend, ProbeResult, describe_unexpected
+from .errors import ProbeFailed
 from .offline import OfflineProbe
+from .select import choose_backend, is_cap_reason
 from .transcript_tail import with_assistant_text
 
 if TYPE_CHECKING:
@@ -59,7 +63,6 @@ class Batch(list["PendingEvent"]):
 def _choose(settings: Settings, doc: SessionDoc, batch: list[PendingEvent]) -> tuple[ProbeBackend, str]:
     if settings.probe.backend == "offline":
         return OfflineProbe(), "ROLLING_GRAPH_PROBE=offline"
-    from .select import choose_backend
 
     return choose_backend(settings, doc, events=batch)  # the caps are checked against this batch's call
 
@@ -75,9 +78,6 @@ def _propose(
 ) -> tuple[ProbeResult, str]:
     if offline_because:
         return _offline_instead(batch, doc, offline_because), offline_because
-    from . import usage
-    from .base import describe_unexpected
-    from .errors import ProbeFailed
 
     try:
         backend, why = _choose(settings, doc, batch)
@@ -99,7 +99,6 @@ def _record_usage(settings: Settings, sid: str, result: ProbeResult) -> None:
     spent = result.input_tokens or result.output_tokens or result.extra.get("failed_tokens_in") or result.extra.get("failed_tokens_out")
     if not spent:
         return
-    from . import usage
 
     usage.record(settings, sid, result)
 
@@ -251,10 +250,8 @@ def _apply(
         by = counters["probes_by_backend"]
         by[result.backend] = by.get(result.backend, 0) + 1
         if result.input_tokens or result.output_tokens or result.extra:
-            from . import usage
 
             usage.count_tokens(counters, result)  # including a failed call's tokens
-        from .select import is_cap_reason
 
         if is_cap_reason(why) and not counters.get("cap_notice_given"):
             counters["cap_notice_pending"] = f"Rolling Graph: {why}; probes fall back to the offline extractor."
@@ -308,7 +305,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rolling_graph.probe.runner", description="Run the probe for one session.")
     parser.add_argument("--session", required=True)
     args = parser.parse_args(argv)
-    from ..detach import lower_priority
 
     lower_priority()
     try:

@@ -29,6 +29,8 @@ from rolling_graph.config import Settings
 from rolling_graph.probe import usage
 from rolling_graph.probe.base import ModelProbe, ProbeBackend
 
+from ..model import new_document
+
 if TYPE_CHECKING:
     from ..types import PendingEvent, SessionDoc
 
@@ -194,7 +196,6 @@ def probe_doctor(
     """Rows ``(check, ok, detail)`` for ``rgraph doctor``: active backend and why, reachability, usage."""
     env = os.environ if env is None else env
     if doc is None:
-        from ..model import new_document
 
         doc = new_document("doctor")  # no session: nothing spent yet
     rows: list[tuple[str, bool, str]] = []

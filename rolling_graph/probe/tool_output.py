@@ -20,7 +20,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from ..events import ERROR_WORDS
 from ..filepaths import looks_like_file
+from ..ids import slugify
 
 # -- commands --------------------------------------------------------------------------------
 _SPLIT_RE = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
@@ -115,7 +117,9 @@ _COUNT_PATTERNS: list[tuple[re.Pattern[str], str]] = [
 ]
 _PYTEST_RE = re.compile(r"(?:^|[\s=])(?:(\d+) failed)?(?:,\s*)?(?:(\d+) passed)?(?:,\s*\d+ \w+)*(?:,\s*(\d+) errors?)?\s+in\s+[\d.]+\s*s", re.MULTILINE)
 _PASS_WORDS = ("All checks passed", "Success: no issues found", "found no issues", "0 errors", "Build succeeded", "Finished `", "Generated ")
-_FAIL_WORDS = ("FAILED", "--- FAIL", "\nFAIL ", "error[", "error:", "Error:", "** (", "✘ [ERROR]", "Found ", "failed")
+#: A command's output that may report a failure: the hook's error words
+#: (:data:`rolling_graph.events.ERROR_WORDS`, one list) plus what test and build tools print.
+_FAIL_WORDS = (*ERROR_WORDS, "--- FAIL", "\nFAIL ", "error[", "** (", "✘ [ERROR]", "Found ", "failed")
 
 
 def test_counts(text: str) -> tuple[int, int | None] | None:
@@ -234,7 +238,6 @@ def _raw_ends_colon(lines: list[str], cleaned: str) -> bool:
 def error_id(line: str) -> str:
     """A stable node id for an error line (digits blurred: ``line 12`` and ``line 13`` of
     one failure are one error)."""
-    from ..ids import slugify
 
     return "err-" + slugify("".join("#" if c.isdigit() else c for c in line)[:100])[:60]
 

@@ -23,6 +23,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ..events import bounded
+from ..userfile import read_regular, regular_size
+from .tool_output import defined_names, frequent_names
 
 if TYPE_CHECKING:
     from ..sidecar import SidecarStore
@@ -50,7 +52,6 @@ NAMES_PER_INPUT = 40
 
 def _input_names(tool: str, inp: dict[str, Any]) -> list[str]:
     """Code names of an edit's whole input: what it defines, then what it uses most."""
-    from .tool_output import defined_names, frequent_names
 
     texts: list[str] = []
     for key in _EDIT_INPUTS[tool][1]:
@@ -85,7 +86,6 @@ def read_assistant_text(path: str, offset: int, until: str | None, *, align: boo
     ``until``: an ISO timestamp; the first line stamped later stops the read. ``align``:
     ``offset`` may fall inside a line (first sight of a file), which is then skipped.
     """
-    from ..userfile import read_regular, regular_size
 
     size = regular_size(path)  # only a regular file, and only MAX_READ of it (never /dev/zero, a FIFO)
     if size is None:
@@ -175,7 +175,6 @@ def with_assistant_text(store: SidecarStore, sid: str, batch: list[PendingEvent]
         offset = gate.get("transcript_offset") if gate.get("transcript_for") == path else None
         align = not isinstance(offset, int) or offset < 0
         if align:
-            from ..userfile import regular_size
 
             size = regular_size(path)  # first sight of this file: start at its last stretch, not a resumed session's history
             if size is None:
