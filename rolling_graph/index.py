@@ -99,12 +99,18 @@ def names(low: str, nid: str, label: str) -> bool:
     return len(nid) >= 4 and nid in low
 
 
+#: Kinds a prompt never "names": a request's label is an earlier prompt in the user's words,
+#: so a prompt repeating it ("continue", the same question) would restore it in full again.
+NOT_NAMED_KINDS = frozenset({"request"})
+
+
 def named_in(index: HookIndex, text: str, exclude_source: str | None = None) -> list[str]:
     """The nodes the text names, in graph order, as :func:`rolling_graph.render.mentions`
     decides (a node whose only source is ``exclude_source`` does not count)."""
     low = text.lower()
     return [nid for nid, n in index["nodes"].items()
-            if not (exclude_source and n.get("source") == exclude_source) and names(low, nid, n["label"])]
+            if n["kind"] not in NOT_NAMED_KINDS and not (exclude_source and n.get("source") == exclude_source)
+            and names(low, nid, n["label"])]
 
 
 #: Most nodes the ledger keeps owing (news that did not fit a budget), most important first.

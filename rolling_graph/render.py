@@ -86,9 +86,11 @@ def mentions(doc: GraphDoc, text: str | None, exclude_source: str | None = None)
     low = text.lower()
     words = {w for w in set(_WORD_RE.findall(low)) - _HINT_STOP if len(w) >= 4}
     named, overlap = [], []
-    from .index import names
+    from .index import NOT_NAMED_KINDS, names
 
     for nid, n in doc["nodes"].items():
+        if n["kind"] in NOT_NAMED_KINDS:
+            continue
         label = n["label"].lower()
         if names(low, nid, label):
             if not (exclude_source and n["sources"] == [exclude_source]):

@@ -127,3 +127,19 @@ def test_the_ledger_records_the_nodes_the_block_showed_not_every_label_it_contai
     text = full_context(DocView(doc), load_settings())
     assert "Use Redis for the cache" in text and "Further: technical 1" in text
     assert sorted(doc["ledger"]["told"]) == [cache["id"]]
+
+
+def test_repeating_an_earlier_prompt_does_not_restore_it_in_full_again() -> None:
+    # Every prompt becomes a request node; a later "continue" must not name the earlier one.
+    from conftest import context_of, prompt_payload
+
+    from rolling_graph.hook import handle_event
+
+    said = [context_of(handle_event("user-prompt-submit", prompt_payload("rq1", "continue please"))) for _ in range(12)]
+    # The dead man's switch has probed by now: "continue please" is a request node.
+    from rolling_graph.config import load_settings
+    from rolling_graph.sidecar import SidecarStore
+
+    nodes = SidecarStore(load_settings()).load("rq1")["nodes"].values()
+    assert any(n["kind"] == "request" and n["label"] == "continue please" for n in nodes)
+    assert all("[request] continue please" not in text for text in said[10:]), said[10:]
