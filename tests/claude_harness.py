@@ -7,7 +7,7 @@ as for a user: the state lives in the default ``$HOME/.claude/rolling-graph``. E
 off, the stand-in model as ``ANTHROPIC_BASE_URL``, and ``rgraph-hook`` on ``PATH`` (this venv's
 bin directory, behind a logging wrapper so tests can see which events fired).
 
-Facts about Claude Code 2.1.328 these helpers rely on (checked by hand with a scratch plugin):
+Facts about Claude Code 2.1.332 these helpers rely on (checked by hand with a scratch plugin):
 
 * ``-p`` needs no onboarding or trust prompt with a fresh ``HOME``; read-only tools (Read, ``ls``,
   ``echo``, ``cat``) run without ``--permission-mode``.

@@ -47,7 +47,7 @@ pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(
         CLAUDE is None,
-        reason="Claude Code CLI `claude` is not on PATH (install: npm install -g @anthropic-ai/claude-code@2.1.328)",
+        reason="Claude Code CLI `claude` is not on PATH (install: npm install -g @anthropic-ai/claude-code@2.1.332)",
     ),
 ]
 

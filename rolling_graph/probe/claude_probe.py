@@ -9,7 +9,7 @@ backend and reads back the same patch schema, through one ``claude -p`` run per 
            --settings '{"disableAllHooks": true, "env": {...}}' --system-prompt PROMPT
            --max-budget-usd B                                   (the user message on stdin)
 
-What each part is for (checked against Claude Code 2.1.328):
+What each part is for (checked against Claude Code 2.1.328, and by the e2e tests against 2.1.332):
 
 * ``--tools ""``: no built-in tool; with ``--json-schema`` the model is offered exactly one,
   ``StructuredOutput``, whose validated input is the result's ``structured_output``.
