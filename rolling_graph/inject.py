@@ -10,7 +10,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .config import Settings
-    from .types import HookIndex, HookState, HookView, PendingEvent, SessionDoc
+    from .types import GraphDoc, HookIndex, HookState, HookView, PendingEvent, SessionDoc
 
 
 def count_injection(doc: HookState | SessionDoc, text: str, settings: Settings) -> None:
@@ -73,21 +73,28 @@ class DocView:
         return self.doc
 
 
-def full_context(view: HookView, settings: Settings) -> str:
-    """The full LOD block; the ledger restarts from what it shows."""
+def restart_ledger(view: HookView, doc: GraphDoc, shown: list[str]) -> None:
+    """After a full block (LOD or restore), the ledger starts again from what it showed:
+    later prompts get only what is new since."""
     from . import index as index_mod
     from . import ledger as ledger_mod
     from .adjacency import adjacency
     from .model import new_ledger
-    from .render import render_lod_shown
 
-    doc = view.graph()
-    text, shown = render_lod_shown(doc, settings.render)
     adj = adjacency(doc, shown)
     ledger = new_ledger()
     ledger_mod.record(ledger, {n: ledger_mod.fingerprint(n, doc, adj) for n in shown})
     index_mod.mark(ledger, doc["journal_seq"], [])
     view.state["ledger"] = ledger
+
+
+def full_context(view: HookView, settings: Settings) -> str:
+    """The full LOD block; the ledger restarts from what it shows."""
+    from .render import render_lod_shown
+
+    doc = view.graph()
+    text, shown = render_lod_shown(doc, settings.render)
+    restart_ledger(view, doc, shown)
     return text
 
 

@@ -148,17 +148,10 @@ def restore_block(
 
 def restore_context(view: HookView, settings: Settings, source: str, summary: str | None = None) -> str:
     """The restore block for a hook view (``inject.DocView``); the ledger restarts from
-    what the block shows, as :func:`rolling_graph.inject.full_context` does for the LOD block."""
-    from . import index as index_mod
-    from . import ledger as ledger_mod
-    from .adjacency import adjacency
-    from .model import new_ledger
+    what the block shows (:func:`rolling_graph.inject.restart_ledger`)."""
+    from .inject import restart_ledger
 
     doc = view.graph()
     text, shown = restore_block(doc, settings.render, source, summary=summary)
-    adj = adjacency(doc, shown)
-    ledger = new_ledger()
-    ledger_mod.record(ledger, {n: ledger_mod.fingerprint(n, doc, adj) for n in shown})
-    index_mod.mark(ledger, doc["journal_seq"], [])
-    view.state["ledger"] = ledger
+    restart_ledger(view, doc, shown)
     return text
