@@ -2,13 +2,13 @@
 
 Everything in a payload is untrusted: values are coerced to strings and bounded (head and
 tail kept, with an elision marker). ``<private>`` spans leave every field (text, paths,
-structured data) here, before any cut, by plain string scanning. Prompts also go through
-the own secret rules here (:func:`rolling_graph.redact.redact_fast`). Tool results, most
-of a session's events, are otherwise recorded as they are, in the session's 0600 state
-file beside Claude Code's own transcript of the same text. The probe redacts every field
-of every event in full (own rules and ``detect-secrets``) before a model sees it or
-anything is journaled (see :func:`redact_batch`), so a tool result costs the hook no
-regular expression at all.
+structured data, ``cwd`` and the transcript path) here, before any cut, by plain string
+scanning. Prompts also go through the own secret rules here
+(:func:`rolling_graph.redact.redact_fast`); tool results and paths go through them when a
+plain-string cue says one could match (:func:`rolling_graph.redact_cues.scrub`), so a tool
+result with no credential shape costs the hook no regular expression. The probe redacts
+every field of every event in full (own rules and ``detect-secrets``) before a model sees
+it or anything is journaled (see :func:`redact_batch`).
 """
 
 from __future__ import annotations
@@ -183,13 +183,15 @@ def event_from_payload(event_name: str, payload: dict[str, Any], event_id: str, 
             for key in _PATH_KEYS:
                 if isinstance(inp.get(key), str):
                     paths.append(inp[key])
-        # <private> spans leave every field here, before any cut (no ``re``: plain scanning);
-        # secrets are the probe's (redact_batch), before any use.
-        from .redact_private import map_strings, redact_private
+        # <private> spans leave every field here, before any cut, and so does what the own
+        # rules find where a plain-string cue says they could (``re`` only then); the probe
+        # adds the library (redact_batch) before any use.
+        from .redact_cues import scrub
+        from .redact_private import map_strings
 
-        text = bounded(redact_private(text))
-        paths = [redact_private(p) for p in paths]
-        data = map_strings(data, redact_private)
+        text = bounded(scrub(text))
+        paths = [scrub(p) for p in paths]
+        data = map_strings(data, scrub)
         event_name = "PostToolUse"
     else:
         text = _as_text(payload.get("prompt") or payload.get("text") or "", TEXT_MAX)
@@ -203,10 +205,13 @@ def event_from_payload(event_name: str, payload: dict[str, Any], event_id: str, 
     if data:
         event["data"] = data
     cwd, transcript = payload.get("cwd"), payload.get("transcript_path")
-    if isinstance(cwd, str) and cwd:
-        event["cwd"] = cwd[:1000]
-    if isinstance(transcript, str) and transcript:
-        event["transcript"] = transcript[:1000]
+    if (isinstance(cwd, str) and cwd) or (isinstance(transcript, str) and transcript):
+        from .redact_cues import scrub  # paths are stored too: <private> spans and secrets leave them
+
+        if isinstance(cwd, str) and cwd:
+            event["cwd"] = scrub(cwd[:4000])[:1000]
+        if isinstance(transcript, str) and transcript:
+            event["transcript"] = scrub(transcript[:4000])[:1000]
     return event
 
 

@@ -24,8 +24,10 @@ if TYPE_CHECKING:
 #: Most events one probe round sends to a model. More can queue while a probe runs (a slow
 #: or hanging model): the next probe folds the oldest offline and sends the newest this many.
 PENDING_MAX = 40
-#: Hard bound of the queue (it lives in the state file, rewritten on every event): a probe
-#: stuck this long loses the oldest events, counted here and journaled by the next probe.
+#: Hard bound of the queue (it lives in the state file, rewritten on every event): past it
+#: the oldest events spill to the session's overflow file on disk (bounded in bytes:
+#: :meth:`rolling_graph.sidecar.SidecarStore.spill`), which the next probe folds offline
+#: before anything else.
 QUEUE_MAX = 10 * PENDING_MAX
 #: Unseen names remembered between probes so one name fires once.
 SEEN_MAX = 200
@@ -139,13 +141,14 @@ def error_signature(text: str) -> str | None:
 def enqueue(event: PendingEvent, gate: GateState, reasons: list[str]) -> None:
     """Add an event to the pending batch and record why it fired, if it did. A queue past
     :data:`PENDING_MAX` asks for a probe (``backlog``), which folds the excess offline; past
-    :data:`QUEUE_MAX` the oldest go, counted."""
+    :data:`QUEUE_MAX` the oldest move to ``gate["spilled"]``, which the store appends to the
+    session's overflow file when it saves the state (never kept in the state file)."""
     pending = gate["pending"]
     pending.append({**event, "reasons": reasons})
     if len(pending) > QUEUE_MAX:
-        dropped = len(pending) - QUEUE_MAX
-        del pending[:dropped]
-        gate["dropped"] = gate.get("dropped", 0) + dropped
+        cut = len(pending) - QUEUE_MAX
+        gate.setdefault("spilled", []).extend(pending[:cut])
+        del pending[:cut]
     if len(pending) > PENDING_MAX and not reasons and not gate["probe_requested"]:
         reasons.append("backlog")  # (the same list the event holds)
     if reasons:

@@ -9,6 +9,8 @@ written and repaired from the journal is its base, :class:`rolling_graph.sidecar
 
 from __future__ import annotations
 
+import os
+
 from . import journal as journal_mod
 from . import jsonio
 from .clock import iso
@@ -16,10 +18,13 @@ from .sidecar_files import SessionFiles, dumps, graph_part, no_index
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    import os
-
     from .config import Settings
-    from .types import GraphDoc, HookIndex, HookState, JournalEntry, PatchOp, SessionDoc
+    from .types import GateState, GraphDoc, HookIndex, HookState, JournalEntry, PatchOp, PendingEvent, SessionDoc
+
+#: Bytes the overflow file may hold: events past the queue's bound (``gate.QUEUE_MAX``) while
+#: a probe runs. Past it an event is dropped, counted in ``gate["dropped"]`` and journaled by
+#: the next probe.
+OVERFLOW_MAX_BYTES = 8 * 1024 * 1024
 
 
 def _trial_copy(doc: SessionDoc, entry: JournalEntry) -> GraphDoc:
@@ -132,6 +137,84 @@ class SidecarStore(SessionFiles):
         """``settings``, or just the home directory (default decay settings, system clock)."""
         super().__init__(settings)
         self._groups: dict[str, list[JournalEntry]] = {}  # open journal groups, by session
+        self._overflow_taken: set[str] = set()  # sessions whose overflow file goes when their state is saved
+
+    # -- the overflow file ---------------------------------------------------------------
+    def overflow_path(self, sid: str) -> str:
+        """``<sid>.overflow.jsonl``: events past the queue's bound, one JSON object a line."""
+        return self._path(sid, "overflow.jsonl")
+
+    def _save_locked(self, sid: str, state: HookState, graph: SessionDoc | None = None) -> None:
+        """The state (and graph) as the base writes them; events the gate spilled past the
+        queue's bound are appended to the overflow file first, and an overflow file taken
+        in this transaction (:meth:`take_overflow`) is removed once the state that holds
+        its events is written."""
+        spilled = state["gate"].pop("spilled", None)
+        if spilled:
+            self._spill(sid, spilled, state["gate"])
+        super()._save_locked(sid, state, graph)
+        if sid in self._overflow_taken:
+            self._overflow_taken.discard(sid)
+            try:  # noqa: SIM105 - contextlib is one more import for every hook event
+                os.unlink(self.overflow_path(sid))
+            except FileNotFoundError:
+                pass
+
+    def _spill(self, sid: str, events: list[PendingEvent], gate: GateState) -> None:
+        """Append ``events`` to the overflow file (fsynced, under the session lock the caller
+        holds), up to :data:`OVERFLOW_MAX_BYTES`; the rest are counted as dropped."""
+        path = self.overflow_path(sid)
+        try:
+            size = os.path.getsize(path)
+        except FileNotFoundError:
+            size = 0
+        lines: list[bytes] = []
+        dropped = 0
+        for event in events:
+            line = dumps(event) + b"\n"
+            if size + len(line) > OVERFLOW_MAX_BYTES:
+                dropped += 1
+                continue
+            lines.append(line)
+            size += len(line)
+        if lines:
+            os.makedirs(self.dir, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                os.write(fd, b"".join(lines))
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        if dropped:
+            gate["dropped"] = gate.get("dropped", 0) + dropped
+
+    def take_overflow(self, sid: str) -> tuple[list[PendingEvent], int]:
+        """Inside a transaction: the overflow file's events, oldest first, and how many of
+        its lines were unreadable (a writer killed mid-line). The file is removed when the
+        transaction writes the state, which must then hold the events (in flight)."""
+        path = self.overflow_path(sid)
+        try:
+            with open(path, "rb") as fh:
+                raw = fh.read(OVERFLOW_MAX_BYTES + 1024 * 1024)
+        except FileNotFoundError:
+            return [], 0
+        self._overflow_taken.add(sid)
+        events: list[PendingEvent] = []
+        bad = 0
+        for line in raw.splitlines():
+            if not line.strip():
+                continue
+            try:
+                event = jsonio.loads(line)
+            except (ValueError, UnicodeDecodeError, RecursionError):
+                bad += 1
+                continue
+            if (isinstance(event, dict) and isinstance(event.get("id"), str) and isinstance(event.get("text"), str)
+                    and isinstance(event.get("paths"), list) and isinstance(event.get("reasons", []), list)):
+                events.append(event)  # type: ignore[arg-type]  # the shape a pending event is read by
+            else:
+                bad += 1
+        return events, bad
 
     # -- transactions ----------------------------------------------------------------------
     def hook_transaction(self, sid: str, *, index: bool = True) -> _HookView:

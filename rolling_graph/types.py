@@ -135,7 +135,8 @@ class GateState(TypedDict):
     probe_requested: bool
     seen: NotRequired[list[str]]  # unseen names already counted since the last probe
     unseen_paths: NotRequired[int]
-    dropped: NotRequired[int]  # events dropped from a full batch
+    dropped: NotRequired[int]  # events dropped past the overflow file's byte bound (journaled by the next probe)
+    spilled: NotRequired[list[PendingEvent]]  # past the queue's bound: bound for the overflow file (never saved here)
     inflight: NotRequired[list[PendingEvent]]  # the batch a running probe holds
     inflight_from: NotRequired[int]  # journal size when it was taken (a retake reads from there)
     damage: NotRequired[list[str]]  # what a repair of a wrong-shaped state file lost (rolling_graph.shape)

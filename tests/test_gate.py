@@ -99,12 +99,13 @@ def test_enqueue_keeps_events_past_the_batch_bound_and_asks_for_a_probe() -> Non
     assert gate["pending"][-1]["reasons"] == ["decision"]
 
 
-def test_the_queue_has_a_hard_bound_and_counts_what_it_drops() -> None:
+def test_the_queue_has_a_hard_bound_and_spills_the_oldest_past_it() -> None:
     gate = new_gate_state()
     for i in range(QUEUE_MAX + 3):
         enqueue({"id": f"e{i}", "event": "PostToolUse", "text": ""}, gate, [])
-    assert len(gate["pending"]) == QUEUE_MAX and gate["dropped"] == 3
+    assert len(gate["pending"]) == QUEUE_MAX and "dropped" not in gate
     assert gate["pending"][0]["id"] == "e3"
+    assert [e["id"] for e in gate["spilled"]] == ["e0", "e1", "e2"]  # for the overflow file, not lost
 
 
 def test_gate_is_fast() -> None:

@@ -99,3 +99,88 @@ def test_edits_made_while_the_model_hangs_all_reach_the_graph(
     assert sorted(applied, key=lambda i: int(i[1:])) == [f"e{i}" for i in range(1, EDITS + 1)]  # each once, none dropped
     assert "dropped" not in store.load_state(sid)["gate"]
     assert any("timed out" in str(e.get("fallback_reason", "")) for e in entries)  # the model hung, the batch was folded offline
+
+
+SPILL_EDITS = 120
+SMALL_QUEUE = 50
+
+
+def _edit_payload(sid: str, project: Path, path: str) -> dict[str, Any]:
+    edit = {"file_path": str(project / path), "old_string": "a = 1", "new_string": "a = 2"}
+    return tool_payload(sid, "Edit", edit, {"filePath": str(project / path)}, cwd=str(project))
+
+
+def test_past_the_queue_bound_events_wait_on_disk_and_all_reach_the_graph(
+    isolated_home: Path, tmp_path: Path, hanging_model: tuple[str, list[float]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The queue's hard bound reached while a probe holds the session (its model hangs):
+    what is past the bound goes to the overflow file, the next probe folds it offline first,
+    and every edited file reaches the graph, each event applied once, none dropped."""
+    from rolling_graph import gate
+    from rolling_graph.hook import handle_event
+    from rolling_graph.probe.runner import run_probe
+
+    url, arrived = hanging_model
+    (isolated_home / "config.toml").write_text("[probe]\ntimeout_s = 1.0\n")
+    for name, value in (("ROLLING_GRAPH_PROBE", "anthropic"), ("ROLLING_GRAPH_PROBE_MODE", "async"),
+                        ("ANTHROPIC_API_KEY", "sk-ant-api03-test-key-not-real"), ("ANTHROPIC_BASE_URL", url)):
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(gate, "QUEUE_MAX", SMALL_QUEUE)  # (400 in production: the same path, reached sooner)
+    project = tmp_path / "app"
+    project.mkdir()
+    settings = load_settings()
+    store = SidecarStore(settings)
+    sid = "spill-1"
+    paths = [f"lib/part_{i:03d}.py" for i in range(SPILL_EDITS)]
+    with store.probe_lock(sid) as lock:  # a probe runs (and hangs): the hooks only queue
+        assert lock.acquired
+        for path in paths:
+            handle_event("post-tool-use", _edit_payload(sid, project, path), settings)
+    state = store.load_state(sid)
+    assert len(state["gate"]["pending"]) == SMALL_QUEUE and "dropped" not in state["gate"]
+    assert "spilled" not in state["gate"]  # never kept in the state file
+    with open(store.overflow_path(sid), "rb") as fh:
+        assert len(fh.read().splitlines()) == SPILL_EDITS - SMALL_QUEUE
+
+    run_probe(settings, sid)
+    assert not os.path.exists(store.overflow_path(sid))
+    gate_state = store.load_state(sid)["gate"]
+    assert not gate_state["pending"] and not gate_state.get("inflight") and "dropped" not in gate_state
+    assert arrived, "the model was asked (and hung)"
+    doc = store.load(sid)
+    missing = [p for p in paths if file_id(p) not in doc["nodes"]]
+    assert not missing, f"{len(missing)} of {SPILL_EDITS} edited files missing from the graph: {missing[:5]}"
+    entries = read_journal(store.journal_path(sid))
+    applied = [i for e in entries if e.get("kind") == "patch" and not str(e.get("rationale", "")).startswith("tool events folded")
+               for i in e.get("event_ids") or [] if i.startswith("e")]
+    assert sorted(applied, key=lambda i: int(i[1:])) == [f"e{i}" for i in range(1, SPILL_EDITS + 1)]  # each once
+    assert any("kept on disk" in str(e.get("fallback_reason", "")) for e in entries)
+    assert not any(e.get("kind") == "note" and "dropped" in str(e.get("rationale")) for e in entries)
+
+
+def test_past_the_overflow_files_bound_events_are_dropped_counted_and_journaled(
+    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rolling_graph import gate, sidecar
+    from rolling_graph.hook import handle_event
+    from rolling_graph.probe.runner import run_probe
+
+    monkeypatch.setenv("ROLLING_GRAPH_PROBE_MODE", "async")
+    monkeypatch.setattr(gate, "QUEUE_MAX", 10)
+    monkeypatch.setattr(sidecar, "OVERFLOW_MAX_BYTES", 4000)  # a few events' worth
+    project = tmp_path / "app"
+    project.mkdir()
+    settings = load_settings()
+    store = SidecarStore(settings)
+    sid = "spill-2"
+    with store.probe_lock(sid):
+        for i in range(40):
+            handle_event("post-tool-use", _edit_payload(sid, project, f"src/m_{i:02d}.py"), settings)
+    kept = len(Path(store.overflow_path(sid)).read_bytes().splitlines())
+    assert 0 < kept < 30 and os.path.getsize(store.overflow_path(sid)) <= 4000
+    dropped = store.load_state(sid)["gate"]["dropped"]
+    assert dropped == 30 - kept
+    run_probe(settings, sid)
+    notes = [e for e in read_journal(store.journal_path(sid)) if e.get("kind") == "note"]
+    assert any(f"{dropped} queued events were dropped" in str(e.get("rationale")) for e in notes)
+    assert "dropped" not in store.load_state(sid)["gate"]

@@ -83,11 +83,36 @@ def test_the_hook_never_imports_the_secret_detection_library(tmp_path: Path) -> 
     assert _modules_after_hook(tmp_path, "post-tool-use", tool, heavy) == []
 
 
+def _rules_compiled_after_hook(tmp_path: Path, payload: dict[str, object]) -> tuple[int, bool]:
+    """(How many alternations of the own rules the hook compiled, whether it loaded ``re``
+    that a bare interpreter of this install does not load)."""
+    stdin = tmp_path / "payload.json"
+    stdin.write_text(json.dumps(payload))
+    code = (
+        "import io, os, sys\n"
+        "bare = 're' in sys.modules\n"
+        f"sys.stdin = io.TextIOWrapper(open({str(stdin)!r}, 'rb'))\n"
+        "sys.argv = ['rgraph-hook', 'post-tool-use']\n"
+        "os.environ['ROLLING_GRAPH_PROBE_MODE'] = 'async'\n"
+        "from rolling_graph import hook\n"
+        "try:\n    hook.main()\nexcept SystemExit:\n    pass\n"
+        "rules = sys.modules.get('rolling_graph.redact_rules')\n"
+        "print(len(rules._COMBINED) if rules else 0, 're' in sys.modules and not bare)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    compiled, loaded_re = proc.stdout.split()
+    return int(compiled), loaded_re == "True"
+
+
 def test_private_spans_cost_a_tool_result_no_regular_expression(tmp_path: Path) -> None:
-    bare = subprocess.run([sys.executable, "-c", "import sys; print('re' in sys.modules)"], capture_output=True, text=True, timeout=30)
-    if bare.stdout.strip() == "True":  # an editable install's finder loads re at start-up
-        names: tuple[str, ...] = ("rolling_graph.redact_rules",)
-    else:
-        names = ("re", "rolling_graph.redact_rules")
+    """Neither a ``<private>`` span nor ordinary code naming credentials makes the hook
+    compile the rules (a plain-string cue says they could not match: ``redact_cues``);
+    a credential does."""
     tool = tool_payload(SID, "Bash", {"command": "cat <private>secret.txt</private>"}, {"stdout": "< private >x</private>", "stderr": ""})
-    assert _modules_after_hook(tmp_path, "post-tool-use", tool, names) == []
+    assert _rules_compiled_after_hook(tmp_path, tool) == (0, False)
+    code = "def refresh(self, token: str) -> None:\n    self.api_key = os.environ['API_KEY']\n    password = getpass()\n"
+    tool = tool_payload(SID, "Bash", {"command": "cat auth.py"}, {"stdout": code, "stderr": ""})
+    assert _rules_compiled_after_hook(tmp_path, tool) == (0, False)
+    tool = tool_payload(SID, "Bash", {"command": "cat .env"}, {"stdout": "GITHUB_TOKEN=ghp_" + "Zq8Wm2Nc5Rt7Yb1Kd4Hs6Jf9Lp3Gx0Vu2Ae", "stderr": ""})
+    assert _rules_compiled_after_hook(tmp_path, tool)[0] >= 1

@@ -9,6 +9,9 @@ bounded: when a dead probe's batch and what arrived since exceed :data:`INFLIGHT
 dead probe's batch is answered offline first (journaled), never dropped. Events that queued
 past :data:`INFLIGHT_MAX` while a probe ran (a slow or hanging model) are not dropped
 either: the oldest are folded offline, and the newest :data:`INFLIGHT_MAX` go to the model.
+Past the queue's hard bound (``gate.QUEUE_MAX``) the hook spills the oldest to the session's
+overflow file on disk (bounded in bytes); the next probe folds that offline first. Only
+past the file's bound are events dropped, counted and journaled.
 
 Each event is applied at most once, whatever is killed when. A batch's journal entries
 carry all its event ids and are appended in one write (:meth:`SidecarStore.journal_group`);
@@ -33,7 +36,7 @@ from ..clock import iso
 from ..config import ConfigError, Settings, load_settings
 from ..detach import lower_priority
 from ..events import redact_batch
-from ..gate import PENDING_MAX, reset_after_probe
+from ..gate import PENDING_MAX, QUEUE_MAX, reset_after_probe
 from ..journal import journal_size, read_journal
 from ..patch import PatchRejected, validate_ops
 from ..sidecar import SidecarStore
@@ -129,6 +132,26 @@ def _take_batch(store: SidecarStore, sid: str) -> Batch:
             return overflow
         if not stale:
             gate["inflight_from"] = journal_size(store.journal_path(sid))
+            # Events past the queue's hard bound, kept on disk while a probe ran: the oldest
+            # of all, folded offline before anything else. Not taken twice: ids the state still
+            # queues (a hook killed between its two writes) or the journal already has (a probe
+            # killed between saving its take and removing the file) are left out.
+            spilled, unreadable = store.take_overflow(sid)
+            if unreadable:
+                gate["dropped"] = gate.get("dropped", 0) + unreadable
+            queued = {e["id"] for e in pending}
+            spilled = [e for e in spilled if e["id"] not in queued]
+            if spilled:  # (rare: the whole journal is read)
+                spilled = _unapplied(store, sid, spilled, None)
+            if spilled:
+                overflow = Batch(spilled)
+                overflow.offline_because = (
+                    f"{len(spilled)} events past the queue's bound ({QUEUE_MAX}) while a probe ran, "
+                    "kept on disk: folded offline"
+                )
+                gate["inflight"] = list(overflow)
+                gate["probe_requested"] = True
+                return overflow
         if len(pending) > INFLIGHT_MAX:
             # More queued than one model call takes (they arrived while a probe ran): the
             # oldest are folded offline now; the newest INFLIGHT_MAX are the next round's.
@@ -240,9 +263,10 @@ def _apply(
         with store.journal_group(sid):  # the batch's entries land in one write, or none of them
             entry = _commit(store, settings, doc, batch, result, base, now)
             dropped = gate.pop("dropped", 0)
-            if dropped:  # (a hook past the hard bound of the queue: said once, here)
+            if dropped:  # (past the overflow file's bound, or unreadable there: said once, here)
                 store.commit_entry(doc, {"kind": "note", "event_id": event_id, "reasons": [], "ops": [], "backend": None,
-                                         "rationale": f"{dropped} queued events were dropped at the queue's hard bound while a probe ran"})
+                                         "rationale": f"{dropped} queued events were dropped past the overflow file's bound "
+                                                      "(or unreadable there) while a probe ran"})
         gate["inflight"] = []
         gate.pop("inflight_from", None)
         gate.pop("batch_reasons", None)
