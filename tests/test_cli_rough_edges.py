@@ -217,8 +217,19 @@ def test_eval_outside_a_checkout_says_what_to_pass(home: Path, tmp_path: Path, m
     assert str(installed) not in message
 
 
-def test_eval_finds_the_checkouts_fixtures_from_any_directory(home: Path) -> None:
+def test_eval_finds_the_checkouts_fixtures_from_any_directory_in_an_editable_install(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli_eval, "SOURCE_ROOT", ROOT)  # an editable install's source tree is the checkout
     assert Path.cwd() != ROOT
+    assert cli_eval.default_fixtures() == ROOT / "fixtures" / "transcripts"
+
+
+def test_eval_finds_the_checkouts_fixtures_from_inside_it_in_any_install(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli_eval, "SOURCE_ROOT", tmp_path / "site-packages")
+    monkeypatch.chdir(ROOT)
     assert cli_eval.default_fixtures() == ROOT / "fixtures" / "transcripts"
 
 
