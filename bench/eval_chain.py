@@ -15,36 +15,21 @@ request and open items. Not part of CI.
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 
-import typer
+from corpus_cli import CORPUS, need, run_eval
 
-from rolling_graph.cli.eval import register
-
-CORPUS = Path(os.environ.get("ROLLING_GRAPH_CORPUS") or Path(__file__).resolve().parent.parent.parent / "shared" / "corpus")
 CHAIN = ("spotter-8463c716.jsonl", "spotter-4d5611e5.jsonl")
 PROJECT = "/tmp/spotter"
 
 
 def main() -> None:
     transcripts = [CORPUS / name for name in CHAIN]
-    missing = [str(p) for p in transcripts if not p.is_file()]
-    if missing:
-        print(f"not in the corpus: {', '.join(missing)} (set ROLLING_GRAPH_CORPUS)", file=sys.stderr)
-        raise SystemExit(1)
-    app = typer.Typer(add_completion=False)
-    register(app)
-
-    @app.callback()
-    def _root() -> None:  # a group, so the command is addressed as `eval`
-        pass
-
+    need(transcripts, f"not in the corpus {CORPUS}: {', '.join(CHAIN)}")
     args = sys.argv[1:]
     if "--project" not in args:
         args = ["--project", PROJECT, *args]
-    app(["eval", "--chain", str(transcripts[0]), str(transcripts[1]), *args], prog_name="bench/eval_chain.py")
+    run_eval(["--chain", str(transcripts[0]), str(transcripts[1]), *args], prog_name="bench/eval_chain.py")
 
 
 if __name__ == "__main__":

@@ -12,30 +12,15 @@ how long the replays took. Not part of CI.
 
 from __future__ import annotations
 
-import os
 import sys
-from pathlib import Path
 
-import typer
-
-from rolling_graph.cli.eval import register
-
-CORPUS = Path(os.environ.get("ROLLING_GRAPH_CORPUS") or Path(__file__).resolve().parent.parent.parent / "shared" / "corpus")
+from corpus_cli import CORPUS, need, run_eval
 
 
 def main() -> None:
     transcripts = sorted(CORPUS.glob("*.jsonl"))
-    if not transcripts:
-        print(f"no transcripts in {CORPUS} (set ROLLING_GRAPH_CORPUS)", file=sys.stderr)
-        raise SystemExit(1)
-    app = typer.Typer(add_completion=False)
-    register(app)
-
-    @app.callback()
-    def _root() -> None:  # a group, so the command is addressed as `eval`
-        pass
-
-    app(["eval", "--transcripts", *map(str, transcripts), *sys.argv[1:]], prog_name="bench/eval_corpus.py")
+    need(transcripts, f"no transcripts in {CORPUS}")
+    run_eval(["--transcripts", *map(str, transcripts), *sys.argv[1:]], prog_name="bench/eval_corpus.py")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,19 @@ from typing import Any
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser", "google-chrome")) if p), None)
 SKIP_REASON = "headless Chromium is not installed (Debian: apt-get install -y chromium)"
+#: How every test runs Chromium: headless, offline, nothing from the user's profile, 1:1 pixels.
+BASE_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--hide-scrollbars",
+    "--force-device-scale-factor=1",
+)
 
 
 class BrowserError(RuntimeError):
@@ -51,16 +64,7 @@ class Browser:
 
         args = [
             str(CHROMIUM),
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-extensions",
-            "--hide-scrollbars",
-            "--force-device-scale-factor=1",
+            *BASE_ARGS,
             "--remote-debugging-pipe",
             f"--window-size={self.width},{self.height}",
             f"--user-data-dir={self.profile}",
@@ -179,16 +183,7 @@ def cli_screenshot(profile: Path, url: str, path: Path, width: int, height: int)
     assert CHROMIUM is not None, SKIP_REASON
     args = [
         str(CHROMIUM),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-extensions",
-        "--hide-scrollbars",
-        "--force-device-scale-factor=1",
+        *BASE_ARGS,
         f"--user-data-dir={profile}",
         "--virtual-time-budget=5000",
         f"--window-size={width},{height}",

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import importlib
 import json
+import threading
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +64,17 @@ def result(
     return ProbeResult(
         backend=backend, rationale="", patch=[], model=model, input_tokens=tokens_in, output_tokens=tokens_out
     )
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A local HTTP stand-in with ``handler`` on a free port (its base URL); stopped after."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -12,12 +12,13 @@ import os
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import run_hook, tool_payload
+from probe_support import serving
 
 from rolling_graph.config import load_settings
 from rolling_graph.filepaths import file_id
@@ -42,16 +43,11 @@ def hanging_model() -> Iterator[tuple[str, list[float]]]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", arrived
+        with serving(Handler) as url:
+            yield url, arrived
     finally:
-        stop.set()
-        server.shutdown()
-        server.server_close()
+        stop.set()  # release the hanging handlers before the server waits for them
 
 
 def _wait(predicate: Any, timeout: float) -> bool:

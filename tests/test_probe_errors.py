@@ -10,16 +10,15 @@ before it is made, so one call cannot overshoot them.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from conftest import prompt_payload
-from probe_support import Server, envelope, probe_settings, result, sdk_httpx
+from probe_support import Server, envelope, probe_settings, result, sdk_httpx, serving
 
 from rolling_graph.config import ProbeSettings, Settings, load_settings, replace
 from rolling_graph.journal import read_journal
@@ -169,14 +168,8 @@ def always_brackets() -> Iterator[tuple[str, list[bytes]]]:
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", bodies
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as url:
+        yield url, bodies
 
 
 PROMPTS = 24

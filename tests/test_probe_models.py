@@ -11,15 +11,14 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from probe_support import ROOT, Reply, Server, envelope, probe_settings, sdk_httpx
+from probe_support import ROOT, Reply, Server, envelope, probe_settings, sdk_httpx, serving
 
 from rolling_graph.clock import utcnow
 from rolling_graph.config import Settings
@@ -415,14 +414,8 @@ def local_messages_api() -> Iterator[tuple[str, list[dict[str, Any]], list[bytes
         def log_message(self, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", queue, bodies
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as url:
+        yield url, queue, bodies
 
 
 def test_sync_probe_through_the_runner_journals_the_model_patch_and_its_tokens(

@@ -13,7 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cdp_browser import CHROMIUM, SKIP_REASON, read_png
+from cdp_browser import BASE_ARGS, CHROMIUM, SKIP_REASON, read_png
 from inspect_builders import HOSTILE_LABEL, settings_for, storage_session
 
 from rolling_graph.cli.sessions import load_document, load_journal
@@ -32,16 +32,8 @@ SQLITE = "use-sqlite-for-the-warm-store"
 def chromium(tmp: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
     args = [
         str(CHROMIUM),
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
+        *BASE_ARGS,
         "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-extensions",
-        "--hide-scrollbars",
         f"--user-data-dir={tmp / 'chromium-profile'}",
         "--virtual-time-budget=3000",
         *extra,

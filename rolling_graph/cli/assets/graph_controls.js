@@ -6,13 +6,7 @@ var RGControls = (function () {
   var DEBOUNCE_MS = 120;
   var api = null;
 
-  function html(name, text, parent, cls) {
-    var node = document.createElement(name);
-    if (text !== undefined && text !== null) { node.textContent = String(text); }
-    if (cls) { node.className = cls; }
-    if (parent) { parent.appendChild(node); }
-    return node;
-  }
+  var html = RGDetails.html;  // graph_panel.js loads first (view_html.SCRIPTS)
 
   function counts(nodes, key) {
     var out = Object.create(null);

@@ -79,5 +79,6 @@ var RGDetails = (function () {
     });
   }
 
-  return { show: show };
+  // html(): the one way the page's scripts make an element with untrusted text (textContent).
+  return { show: show, html: html };
 }());

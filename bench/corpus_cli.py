@@ -1,0 +1,31 @@
+"""What the corpus benchmarks share: where ``../shared/corpus`` is, and the ``eval`` command."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import typer
+
+from rolling_graph.cli.eval import register
+
+CORPUS = Path(os.environ.get("ROLLING_GRAPH_CORPUS") or Path(__file__).resolve().parent.parent.parent / "shared" / "corpus")
+
+
+def run_eval(args: list[str], prog_name: str) -> None:
+    """``rgraph eval ARGS`` (only the eval command, as the installed CLI would run it)."""
+    app = typer.Typer(add_completion=False)
+    register(app)
+
+    @app.callback()
+    def _root() -> None:  # a group, so the command is addressed as `eval`
+        pass
+
+    app(["eval", *args], prog_name=prog_name)
+
+
+def need(paths: list[Path], what: str) -> None:
+    if not paths or any(not p.is_file() for p in paths):
+        print(f"{what} (set ROLLING_GRAPH_CORPUS)", file=sys.stderr)
+        raise SystemExit(1)
