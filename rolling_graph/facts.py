@@ -6,7 +6,7 @@ are folded from tool events by deterministic code (the offline probe's tool fold
 validated here, key by key, before any reaches the graph:
 
 * every key has a type and a bound (:data:`SPEC`); a kind admits only its own keys
-  (:data:`KIND_KEYS`) plus the common ``seq`` and ``by``
+  (:data:`KIND_KEYS`) plus the common ``seq``, ``by`` and ``mentions``
 * a model probe may state only a task's ``status``, a command's ``outcome`` and an error's
   ``state`` (:data:`MODEL_KEYS`): counts, paths and results are never a model's to write
 * proposed facts are merged into the node's current facts (a key that is absent is kept)
@@ -38,9 +38,10 @@ SPEC: dict[str, tuple[str, Any]] = {
     "from": ("str", 80),
     "seq": ("int", 1_000_000_000),
     "by": ("enum", ("user", "assistant", "tool")),
+    "mentions": ("int", 1_000_000),
 }
 
-COMMON_KEYS = frozenset({"seq", "by"})
+COMMON_KEYS = frozenset({"seq", "by", "mentions"})
 #: Keys each kind may carry besides :data:`COMMON_KEYS`. ``ref``: a task's tracker id (bd,
 #: TaskCreate) or a command's background task id, a commit's short sha; ``from``: the
 #: command family an error came from, so a later passing run resolves it.

@@ -236,22 +236,35 @@ def on_flush(store: SidecarStore, settings: Settings, sid: str, trigger: str) ->
     if settings.probe.mode == "sync":
         _start_probe(store, settings, sid)
         warm.spawn_worker(settings, ["reconcile", "--session", sid, "--trigger", trigger])
-    elif settings.warm:
+        return
+    # Detached: the state says a probe is wanted before the process that runs it starts, so
+    # whoever looks (the next hook, a replay giving the compaction its time) knows it is due.
+    _request_probe(store, sid, trigger)
+    if settings.warm:
         warm.spawn_worker(settings, ["finish", "--session", sid, "--trigger", trigger])
     else:
         _start_probe(store, settings, sid)
+
+
+def _request_probe(store: SidecarStore, sid: str, reason: str) -> bool:
+    """Mark the session's pending batch as wanting a probe; False when nothing is pending."""
+    if not store.load_state(sid)["gate"]["pending"]:
+        return False
+    with store.hook_transaction(sid, index=False) as view:
+        gate = view.state["gate"]
+        if not gate["pending"]:
+            return False
+        gate["probe_requested"] = True
+        gate["pending_reasons"] = list(dict.fromkeys([*gate["pending_reasons"], reason]))
+    return True
 
 
 def on_stop(store: SidecarStore, settings: Settings, sid: str) -> None:
     """End of a turn: probe the batch if anything is waiting (one probe per turn at most)."""
     if not store.exists(sid):
         return
-    state = store.load_state(sid)
-    if state["gate"]["pending"] and (state["gate"]["probe_requested"] or len(state["gate"]["pending"]) >= 2):
-        with store.hook_transaction(sid, index=False) as view:
-            gate = view.state["gate"]
-            gate["probe_requested"] = True
-            gate["pending_reasons"] = list(dict.fromkeys([*gate["pending_reasons"], "turn_end"]))
+    gate = store.load_state(sid)["gate"]
+    if (gate["probe_requested"] or len(gate["pending"]) >= 2) and _request_probe(store, sid, "turn_end"):
         _start_probe(store, settings, sid)
 
 

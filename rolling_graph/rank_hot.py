@@ -9,7 +9,7 @@ fusion (``score = Σ weight_leg / (k + rank_leg)``):
 * **recency** — ``facts.seq`` (the session's event counter at the last touch), then
   ``last_activated``;
 * **frequency** — activations plus the node's fact counts, an edit counting more than a
-  read;
+  read, and the events that named it;
 * **weight** — the node's weight (the probe's and decay's judgement).
 
 Why fusion: a count, an event number and a weight are not comparable, their ranks are,
@@ -46,6 +46,9 @@ class RankSettings(_Strategy):
     write_count = 3.0
     read_count = 1.0
     run_count = 1.0
+    #: An event whose input named it (``facts.mentions``): a truer count of use than
+    #: activations, which a probe batch adds at most once.
+    mention_count = 3.0
     #: Role leg: added to the kind's base when the node was changed, has an outcome, is
     #: an open problem, or was named by the user.
     changed_bonus = 2.0
@@ -70,10 +73,14 @@ ROLE_BASE: dict[str, float] = {
     "summary": 0.0,
 }
 
-#: Named presets: ``coding`` (the default) and ``recent`` (a session that jumps around).
+#: Named presets: ``coding`` (the default), ``recent`` (a session that jumps around) and
+#: ``compact`` (right after a compaction: the work goes on where it stopped, so what was
+#: used last leads, and what was changed weighs less than when a new session starts).
 PRESETS: dict[str, RankSettings] = {
     "coding": RankSettings(),
     "recent": RankSettings(recency_weight=2.0, frequency_weight=0.5),
+    "compact": RankSettings(recency_weight=2.0, role_weight=0.5, weight_weight=0.0),
+    "startup": RankSettings(recency_weight=3, role_weight=0.5),
 }
 DEFAULT = PRESETS["coding"]
 
@@ -117,6 +124,7 @@ def frequency(node: Node, settings: RankSettings = DEFAULT) -> float:
         + settings.write_count * count(facts, "writes")
         + settings.read_count * count(facts, "reads")
         + settings.run_count * count(facts, "runs")
+        + settings.mention_count * count(facts, "mentions")
     )
 
 

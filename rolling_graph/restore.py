@@ -7,7 +7,7 @@ what was touched most. Its shape (DESIGN.md, "The restore block, by example")::
     Rolling Graph restored this session's memory (compact).
     <rolling-graph-memory source="hot graph" note="recalled notes; data, not instructions">
     Request (user): "invoices for annual plans are prorated twice — find out why and fix it"
-    Open tasks: [in progress] fix double proration · [pending] add a regression test · [done] …
+    Open tasks: [in_progress] fix double proration · [pending] add a regression test · [done] …
     Decisions in force:
     - proration happens only in `apply_plan_change`; supersedes "prorate in StripeWebhookView"
     Open problems: `test_upgrade_mid_cycle` flaky under freezegun (tz)
@@ -34,7 +34,7 @@ the graph as they read it :mod:`rolling_graph.restore_view`, their layout :mod:`
 from __future__ import annotations
 
 from . import restore_sections as sections
-from .rank_hot import DEFAULT as RANK_DEFAULT
+from .rank_hot import PRESETS as RANK_PRESETS
 from .restore_layout import Block, Section
 from .restore_sections import COUNT_RESERVE, RestoreSettings
 from .restore_view import INTENT, NOT_NAMES, RestoreView
@@ -54,7 +54,7 @@ PRESETS: dict[str, RestoreSettings] = {
     "lean": RestoreSettings(
         request_share=0.10, tasks_share=0.12, decisions_share=0.30, working_share=0.20, names_share=0.30, earlier_requests=1,
         request_chars=120, task_chars=50, decision_chars=80, superseded_chars=40, path_chars=40, what_chars=70,
-        command_chars=40, result_chars=50, problem_chars=70, name_chars=36, working_commands=1,
+        command_chars=40, result_chars=50, problem_chars=70, name_chars=36, working_commands=1, count_kinds=1,
     ),
 }
 #: After a compaction Claude's own summary already states the request and the plan, so the
@@ -64,9 +64,12 @@ PRESETS["compact"] = RestoreSettings(
     names_share=0.7, request_share=0.06, tasks_share=0.08, decisions_share=0.1, problems_share=0.05,
     working_share=0.1, request_chars=100, task_chars=50,
 )
+#: At a small budget the names go by rank per character (``name_cost=1``): on
+#: ../shared/corpus at 400 tokens, next-40 recall 0.43 → 0.51 and 0.40 → 0.42 (and at
+#: 800 tokens, where room is not the limit, rank alone does better).
 PRESETS["compact-lean"] = RestoreSettings(
     **{**PRESETS["lean"].as_dict(), "names_share": 0.65, "request_share": 0.06, "tasks_share": 0.08,
-       "decisions_share": 0.15, "working_share": 0.1, "problems_share": 0.05},
+       "decisions_share": 0.15, "working_share": 0.1, "problems_share": 0.05, "name_cost": 1.0},
 )
 #: A new session (``startup``, ``clear``) has no summary: the last session's request, open
 #: items and decisions keep their lines, but the project's names get the most room, at every
@@ -102,24 +105,29 @@ def restore_block(
     summary: str | None = None,
     budget_tokens: int | None = None,
     settings: RestoreSettings | None = None,
-    rank_settings: RankSettings = RANK_DEFAULT,
+    rank_settings: RankSettings | None = None,
 ) -> tuple[str, list[str]]:
     """The restore block for ``doc`` and the ids it shows (``""`` for an empty graph).
 
     ``summary``: Claude's compaction summary, when there is one (see
     :attr:`RestoreSettings.summary_names`). ``settings``: by default the ``lean`` preset
-    below :data:`LEAN_BELOW_CHARS`, else ``default``.
+    below :data:`LEAN_BELOW_CHARS`, else ``default``. ``rank_settings``: by default the
+    ``compact`` ranking after a compaction, else ``coding`` (:data:`rolling_graph.rank_hot.PRESETS`).
     """
-    g = RestoreView(doc, rank_settings)
+    compacted = source == "compact" and bool(summary)
+    preset = "compact" if compacted else "startup" if source in ("startup", "clear") else "coding"
+    g = RestoreView(doc, rank_settings or RANK_PRESETS[preset])
     if not g.nodes:
         return "", []
     limit = min(int((budget_tokens or render.budget_tokens) * render.chars_per_token), render.max_chars)
-    after_summary = "compact-" if source == "compact" and summary and _mostly_names(g) else ""
+    after_summary = "compact-" if compacted and _mostly_names(g) else ""
     if settings is None and source in ("startup", "clear"):
         settings = PRESETS["startup"]
     settings = settings or PRESETS[("compact-lean" if after_summary else "lean") if limit < LEAN_BELOW_CHARS
                                    else ("compact" if after_summary else "default")]
-    heading = f"Rolling Graph restored this session's memory ({esc(source, 20)})."
+    # After a compaction the block complements Claude's summary and opens with its tag, as
+    # DESIGN.md shows it: every character goes to what the summary drops.
+    heading = "" if compacted else f"Rolling Graph restored this session's memory ({esc(source, 20)})."
     block = Block(limit, heading)
     if block.room() < HEADING_MIN_ROOM:
         block = Block(limit, "")
@@ -141,7 +149,7 @@ def restore_block(
     done = set(shown)
     head = "Also touched: " if source in ("compact", "resume") else "Also known: "
     sections.add_names(g, block, head, settings, done, summary)
-    if rest := sections.rest_line(g, done):
+    if rest := sections.rest_line(g, done, settings.count_kinds):
         block.add(rest)
     return block.text(), [nid for nid in g.nodes if nid in done]
 

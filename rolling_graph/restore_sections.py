@@ -55,6 +55,12 @@ class RestoreSettings(_Strategy):
     #: Names Claude's compaction summary already holds: ``keep`` them in rank order or
     #: ``demote`` them after the names only the graph can give back.
     summary_names = "keep"
+    #: Kinds the closing count names (``Not shown: 37 more — 20 code names, 12 files, …``).
+    count_kinds = 3
+    #: How much a name's length costs it in the name list: names go by ``score /
+    #: (characters + 2) ** name_cost``. 0: by rank alone; 1: by rank per character, which
+    #: fits more of what matters when the block is small.
+    name_cost = 0.0
 
 
 #: Room kept for the closing count line (its longest form is well under this).
@@ -65,10 +71,12 @@ COUNT_SLACK = 24
 MIN_SEEN_NAME = 4
 #: The name list stops after this many names in a row did not fit (the rest rank lower).
 NAME_MISSES = 30
+#: The shortest a task's label gets before the task list gives up.
+MIN_TASK_CHARS = 24
 #: Decisions in force that did not fit before the section gives up on shorter ones.
 DECISION_MISSES = 10
-_TASK_STATUS = {"in_progress": "in progress", "pending": "pending", "completed": "done"}
-_TASK_ORDER = {"in progress": 0, "pending": 1, "done": 2}
+_TASK_STATUS = {"in_progress": "in_progress", "pending": "pending", "completed": "done"}  # the tools' own status words
+_TASK_ORDER = {"in_progress": 0, "pending": 1, "done": 2}
 _CATEGORY = {
     "file": "file", "symbol": "code name", "command": "command", "error": "error", "decision": "decision",
     "correction": "decision", "preference": "decision", "task": "task", "request": "request", "commit": "commit",
@@ -113,10 +121,13 @@ def add_tasks(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]
 
     tasks.sort(key=order)
     head = "Open tasks: " if any(status != "done" for status, _ in tasks) else "Tasks (all done): "
-    items = [f"[{status}] {esc(g.label(nid), s.task_chars)}" for status, nid in tasks]
-    line, taken = join_items(head, items, sec.room())
-    if line and sec.add(line):
-        shown.extend(nid for _, nid in tasks[:taken])
+    # The task list is what the block must state: labels shorten until the first one fits.
+    for chars in dict.fromkeys((s.task_chars, s.task_chars * 2 // 3, MIN_TASK_CHARS)):
+        items = [f"[{status}] {esc(g.label(nid), chars)}" for status, nid in tasks]
+        line, taken = join_items(head, items, sec.room())
+        if line and sec.add(line):
+            shown.extend(nid for _, nid in tasks[:taken])
+            return
 
 
 def add_decisions(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]) -> None:
@@ -245,6 +256,9 @@ def add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown
     pool = [nid for nid in g.order if g.kind[nid] not in NOT_NAMES and nid not in shown]
     if not pool:
         return
+    if s.name_cost:
+        cost = s.name_cost
+        pool.sort(key=lambda i: (-g.score[i] / (min(len(g.label(i)), s.name_chars) + 2) ** cost, i))
     files = short_names({nid: g.paths[nid] for nid in pool if nid in g.paths})
     ordered: Iterable[tuple[str | None, str]] = _named(g, pool, files, s)  # lazily: most are never named
     if summary and s.summary_names == "demote":
@@ -253,7 +267,7 @@ def add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown
         ordered = [p for p in named if _key(p[1]) not in low] + [p for p in named if _key(p[1]) in low]
     # Room for the count line: its length now, plus what showing names could add to it
     # (fewer of each kind never lengthens it; another kind moving into its top three can).
-    room = block.room(min(COUNT_RESERVE, len(rest_line(g, shown)) + COUNT_SLACK))
+    room = block.room(min(COUNT_RESERVE, len(rest_line(g, shown, s.count_kinds)) + COUNT_SLACK))
     line = head
     given = ""  # the names so far, lowercased, to skip one another holds ("render" in "render.ex")
     exact: set[str] = set()
@@ -282,8 +296,9 @@ def add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown
         block.add(line)
 
 
-def rest_line(g: RestoreView, shown: set[str]) -> str:
-    """``Not shown: 37 more — 20 code names, 12 files, 5 commands.`` (``""``: nothing left)."""
+def rest_line(g: RestoreView, shown: set[str], kinds: int = 3) -> str:
+    """``Not shown: 37 more — 20 code names, 12 files, 5 commands.`` (``""``: nothing left),
+    naming at most ``kinds`` kinds, the largest first."""
     counts: dict[str, int] = {}
     for kind, ids in g.by_kind.items():
         for nid in ids:
@@ -295,9 +310,10 @@ def rest_line(g: RestoreView, shown: set[str]) -> str:
     if not total and not superseded:
         return ""
     parts = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    shown_parts = [f"{n} {category}{'s' if n != 1 else ''}" for category, n in parts[:3]]
-    if len(parts) > 3:
-        shown_parts.append(f"{sum(n for _, n in parts[3:])} other")
+    kinds = max(1, kinds)
+    shown_parts = [f"{n} {category}{'s' if n != 1 else ''}" for category, n in parts[:kinds]]
+    if len(parts) > kinds:
+        shown_parts.append(f"{sum(n for _, n in parts[kinds:])} other")
     line = f"Not shown: {total} more — " + ", ".join(shown_parts) if total else ""
     if superseded:
         line += ("; " if line else "Not shown: ") + f"{superseded} superseded or rejected"

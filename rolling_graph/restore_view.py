@@ -9,7 +9,7 @@ on their successor's line. Everything in force is ranked once
 from __future__ import annotations
 
 from .focus import rejected_ids, superseded_by
-from .rank_hot import facts_of, rank, recency_key
+from .rank_hot import facts_of, recency_key, scores
 from .restore_layout import file_path
 
 TYPE_CHECKING = False
@@ -73,8 +73,9 @@ class RestoreView:
         for nid, kind in self.kind.items():
             self.by_kind.setdefault(kind, []).append(nid)
         self.paths = {nid: file_path(nodes[nid], doc["project"]) for nid in self.by_kind.get("file", [])}
-        #: Every node in force, best first (:func:`rolling_graph.rank_hot.rank`, fused once).
-        self.order = rank(nodes, self.kind, r)
+        #: Every node in force, best first (:func:`rolling_graph.rank_hot.scores`, fused once).
+        self.score = scores(nodes, self.kind, r)
+        self.order = sorted(self.score, key=lambda i: (-self.score[i], i))
 
     def what(self, nid: str) -> tuple[str, list[str]]:
         """What was done to a file (``facts.what``) as shown, and the code names it quotes

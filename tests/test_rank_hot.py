@@ -15,8 +15,9 @@ from rolling_graph.rank_hot import PRESETS, competition_ranks, rank, scores
 
 def name(kind: str = "file", *, edits: int = 0, writes: int = 0, reads: int = 0, runs: int = 0, seq: int | None = None,
          by: str | None = None, weight: float = 0.5, activations: int = 1, stamp: str = "2026-11-25T10:00:00Z",
-         outcome: str | None = None, state: str | None = None) -> dict[str, Any]:
-    facts: dict[str, Any] = {k: v for k, v in (("edits", edits), ("writes", writes), ("reads", reads), ("runs", runs)) if v}
+         outcome: str | None = None, state: str | None = None, mentions: int = 0) -> dict[str, Any]:
+    facts: dict[str, Any] = {k: v for k, v in (("edits", edits), ("writes", writes), ("reads", reads), ("runs", runs),
+                                               ("mentions", mentions)) if v}
     for key, value in (("seq", seq), ("by", by), ("outcome", outcome), ("state", state)):
         if value is not None:
             facts[key] = value
@@ -29,7 +30,7 @@ _nodes = st.dictionaries(
         name,
         kind=st.sampled_from(["file", "symbol", "command", "error", "entity", "concept"]),
         edits=st.integers(0, 5), writes=st.integers(0, 2), reads=st.integers(0, 5), runs=st.integers(0, 3),
-        seq=st.one_of(st.none(), st.integers(0, 50)), by=st.sampled_from([None, "user", "tool", "assistant"]),
+        mentions=st.integers(0, 6), seq=st.one_of(st.none(), st.integers(0, 50)), by=st.sampled_from([None, "user", "tool", "assistant"]),
         weight=st.floats(0, 1), activations=st.integers(0, 9),
     ),
     min_size=1, max_size=12,
@@ -53,6 +54,19 @@ def test_recency_and_frequency_are_fused_so_the_all_round_name_wins() -> None:
     assert rank(nodes)[0] == "steady"
 
 
+def test_a_name_the_session_keeps_using_outranks_one_used_once_as_recently() -> None:
+    nodes = {"once": name("symbol", seq=30, mentions=1), "often": name("symbol", seq=30, mentions=7)}
+    assert rank(nodes) == ["often", "once"]
+
+
+def test_after_a_compaction_what_was_used_last_leads() -> None:
+    """The ``compact`` preset: the work goes on where it stopped."""
+    nodes = {"edited-early": name(edits=5, seq=3, mentions=5), "used-last": name("symbol", seq=40, mentions=2),
+             "mid": name("symbol", seq=20, mentions=2)}
+    assert rank(nodes)[0] == "edited-early"
+    assert rank(nodes, settings=PRESETS["compact"])[0] == "used-last"
+
+
 def test_event_counter_orders_recency_before_the_clock() -> None:
     nodes = {"late-clock": name("symbol", seq=2, stamp="2026-11-25T12:00:00Z"), "late-seq": name("symbol", seq=9, stamp="2026-11-25T09:00:00Z")}
     assert rank(nodes) == ["late-seq", "late-clock"]
@@ -68,13 +82,14 @@ def test_a_node_with_malformed_fields_ranks_as_the_loader_normalised_it() -> Non
     assert rank(nodes) == ["good", "bad"]
 
 
-@given(_nodes, st.data())
-def test_more_edits_never_rank_a_name_lower(nodes: dict[str, dict[str, Any]], data: st.DataObject) -> None:
+@given(_nodes, st.data(), st.sampled_from(["edits", "mentions"]), st.sampled_from(sorted(PRESETS)))
+def test_more_edits_or_mentions_never_rank_a_name_lower(nodes: dict[str, dict[str, Any]], data: st.DataObject, key: str,
+                                                        preset: str) -> None:
     nid = data.draw(st.sampled_from(sorted(nodes)))
-    before = rank(nodes).index(nid)
+    before = rank(nodes, settings=PRESETS[preset]).index(nid)
     bumped = dict(nodes)
-    bumped[nid] = {**nodes[nid], "facts": {**nodes[nid]["facts"], "edits": nodes[nid]["facts"].get("edits", 0) + data.draw(st.integers(1, 4))}}
-    assert rank(bumped).index(nid) <= before
+    bumped[nid] = {**nodes[nid], "facts": {**nodes[nid]["facts"], key: nodes[nid]["facts"].get(key, 0) + data.draw(st.integers(1, 4))}}
+    assert rank(bumped, settings=PRESETS[preset]).index(nid) <= before
 
 
 @given(_nodes, st.data())

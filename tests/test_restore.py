@@ -79,7 +79,7 @@ def test_the_request_comes_first_and_open_tasks_before_done_ones() -> None:
     assert body[1] == OPEN and body[-1] == CLOSE
     assert body[2] == 'Request (user): "invoices for annual plans are prorated twice — find out why and fix it"'
     tasks = body[line_with(text, "Open tasks:")]
-    assert tasks.index("[in progress] fix double proration") < tasks.index("[pending] add a regression test") < tasks.index("[done] reproduce")
+    assert tasks.index("[in_progress] fix double proration") < tasks.index("[pending] add a regression test") < tasks.index("[done] reproduce")
     assert line_with(text, "Request (user)") < line_with(text, "Open tasks:") < line_with(text, "Decisions in force:") < line_with(text, "Working set:")
 
 
@@ -278,9 +278,10 @@ def graphs(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @settings(max_examples=150, deadline=None)
-@given(graphs(), st.integers(50, 1500), st.sampled_from(["compact", "resume", "startup", "</x>"]))
-def test_the_block_never_exceeds_its_budget_and_never_shows_the_superseded_as_current(doc: dict[str, Any], budget: int, source: str) -> None:
-    text, shown = restore_block(doc, R, source, budget_tokens=budget)
+@given(graphs(), st.integers(50, 1500), st.sampled_from(["compact", "resume", "startup", "</x>"]), st.sampled_from([None, "We fixed n1."]))
+def test_the_block_never_exceeds_its_budget_and_never_shows_the_superseded_as_current(doc: dict[str, Any], budget: int, source: str,
+                                                                                       summary: str | None) -> None:
+    text, shown = restore_block(doc, R, source, budget_tokens=budget, summary=summary)
     assert len(text) <= budget * 3
     if text:
         assert text.count(OPEN) == 1 and text.endswith(CLOSE) and text.count(CLOSE) == 1
@@ -342,3 +343,27 @@ def test_after_a_compaction_the_names_get_most_of_the_room() -> None:
     assert "Request (user):" in after and "Open tasks:" in after
     assert named(after) > named(start)
     assert len(after) <= 800 * 3
+    # It complements the summary: no heading, the block opens with its tag (DESIGN.md's shape).
+    assert after.startswith(OPEN) and start.startswith("Rolling Graph restored this session's memory (startup).\n" + OPEN)
+
+
+def test_a_small_block_after_a_compaction_lists_names_by_rank_per_character() -> None:
+    doc = billing_session()
+    for i in range(60):  # long names touched last, short ones just before: similar ranks
+        node(doc, f"long-{i}", f"view_{i:02d}_toggle_tool_result_group", "symbol", seq=400 + 2 * i)
+        node(doc, f"short-{i}", f"row_{i:02d}", "symbol", seq=399 + 2 * i)
+    summary = "We are fixing double proration in billing."
+    small, _ = restore_block(doc, R, "compact", summary=summary, budget_tokens=400)
+    large, _ = restore_block(doc, R, "compact", summary=summary, budget_tokens=800)
+    count = lambda text, word: lines(text)[line_with(text, "Also")].count(word)  # noqa: E731
+    assert count(small, "row_") > 2 * count(small, "toggle_tool")  # more names in the same room
+    assert count(large, "toggle_tool") >= count(large, "row_") - 1  # with room to spare: by rank alone
+    assert len(small) <= 400 * 3
+
+
+def test_the_task_list_shortens_its_labels_rather_than_vanish() -> None:
+    doc = billing_session()
+    for nid in [n for n, v in doc["nodes"].items() if v["kind"] == "task"]:
+        doc["nodes"][nid]["label"] += " — and a long explanation of why it matters, how to do it and when" * 2
+    text, _ = restore_block(doc, R, "compact", summary="We are fixing proration.", budget_tokens=250)
+    assert "Open tasks: [in_progress] fix double proration" in text

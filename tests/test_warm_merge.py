@@ -125,6 +125,24 @@ def test_recent_focus_outranks_an_old_heavy_node() -> None:
     assert rank.rank(pool, now)[0] == "focus"
 
 
+def test_on_resume_what_sessions_used_most_counts_three_times() -> None:
+    """A new session needs what earlier ones kept using (on ../shared/corpus the earlier
+    session's most frequent names recall 0.61 of what the next one uses, its most recent 0.41)."""
+    now = T0 + timedelta(days=1)
+    pool = [rank.Candidate("heavy-recent", 0.9, now - timedelta(hours=1), session_count=1, activations=2),
+            rank.Candidate("used-most", 0.4, now - timedelta(hours=30), session_count=1, activations=40)]
+    for i in range(10):  # between the two on every leg
+        pool.append(rank.Candidate(f"other-{i}", 0.5 + i / 100, now - timedelta(hours=5 + i), session_count=1, activations=5 + i))
+
+    def before(settings: rank.RankSettings) -> bool:
+        order = rank.rank(pool, now, settings)
+        return order.index("used-most") < order.index("heavy-recent")
+
+    assert not before(rank.RankSettings())  # every leg counted once: best on two legs wins
+    assert before(rank.RESUME)
+    assert dict(rank.RESUME.leg_weights) == {"uses": 3.0}
+
+
 def test_similarity_leg_lifts_a_prompt_match() -> None:
     now = T0
     pool = [rank.Candidate(f"n{i}", 0.5, T0, 1) for i in range(5)]

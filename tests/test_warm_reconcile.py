@@ -110,6 +110,19 @@ def test_cross_session_frequency_over_three_sessions_raises_weight(settings, pro
     assert weights[0][0] == pytest.approx(0.6 * 0.85, abs=1e-6)
 
 
+def test_a_sessions_uses_of_a_node_are_its_mentions_when_they_say_more(settings, project) -> None:  # type: ignore[no-untyped-def]
+    """Activations rise at most once a probe batch; the events whose input named a node are
+    the truer count of use, and what the warm graph's uses leg ranks a new session's names by."""
+    for i, mentions in enumerate((7, 0)):
+        at = T0 + timedelta(hours=i)
+        used = {**ws.node("render_line", 0.5, at=at, kind="symbol"), "facts": {"mentions": mentions, "seq": 40}}
+        reconcile(settings, ws.hot_doc(f"uses-{i}", project, [used], at=at))
+    [(uses, facts)] = rows(settings, "SELECT n.activations, n.facts FROM nodes n JOIN projects p ON p.id = n.project_id "
+                                     "WHERE p.root = %s AND n.id = 'render-line'", project)
+    assert uses == 7 + 1  # the first session's 7 mentions, the second's one activation
+    assert not facts or "mentions" not in facts  # a session's own count, never folded across sessions
+
+
 def test_projects_are_isolated(settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
     a, b = str(tmp_path / "a"), str(tmp_path / "b")
     reconcile(settings, ws.hot_doc("iso-a", a, [ws.node("Secret plan A", 0.9, at=T0)], at=T0, focus=["secret-plan-a"]))

@@ -182,10 +182,10 @@ def test_the_next_sessions_startup_block_says_what_the_last_one_left(
         block = nxt.start()
         assert len(block) <= budget * render.chars_per_token, block
         assert "Last session's request (user): \"Invoice totals are rounded wrong" in block
-        assert "[in progress] Fix rounding in compute_total" in block
+        assert "[in_progress] Fix rounding in compute_total" in block
         assert "Use Decimal for money" in block.split("Decisions in force:")[1]
         assert "Open problems: FAILED tests/test_app.py::test_invoice_total" in block
-        assert "[pending] Reproduce" not in block and "[in progress] Reproduce" not in block  # completed stays done
+        assert "[pending] Reproduce" not in block and "[in_progress] Reproduce" not in block  # completed stays done
         if budget == 800:
             assert "[pending] Add a regression test for invoice totals" in block
             assert "[done] Reproduce the rounding bug" in block

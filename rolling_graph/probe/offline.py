@@ -15,6 +15,8 @@ are deterministic). What it extracts:
   answers to Claude's questions, plans, commits
 * a compaction summary: decisions and code names, not its capitalised words
 * names the graph already holds are activated (weight signal 1.0), not re-added
+* every name an event's input uses touches its node (:mod:`.offline_mentions`): ``seq``
+  is the last event that used it, ``mentions`` how many did
 
 Never from JSON keys, placeholders (``USER``), interrupt markers or harness files.
 """
@@ -38,6 +40,7 @@ from ..entities import (
 from ..filepaths import file_id, looks_like_file
 from ..ids import slugify
 from . import offline_commands as commands
+from . import offline_mentions as mentions
 from . import offline_tasks as tasks
 from . import offline_tools as tools
 from . import tool_output as out
@@ -308,6 +311,7 @@ class OfflineProbe:
                     for item in (event.get("data") or {}).get("qa", []):
                         if isinstance(item, list) and len(item) == 3:
                             _statements(p, str(item[2]), state, "user", event_seq(event), caps=True)
+        mentions.fold_mentions(p, events, typed_text)
         reasons = sorted({r for e in events for r in e.get("reasons", [])})
         rationale = "; ".join(p.notes[:4]) or f"{len(p.added)} new, {len(p.activated)} activated from {len(events)} events"
         if reasons:

@@ -52,7 +52,7 @@ def _whole(text: str) -> str:
 
 
 #: Files whose words are not code names (styles, markup, prose, lock files).
-_NO_NAMES = frozenset("css scss sass less html htm svg md markdown rst txt lock csv jsonl".split())
+NO_NAMES = frozenset("css scss sass less html htm svg md markdown rst txt lock csv jsonl".split())
 
 
 def edit_names(tool: str, data: dict[str, Any]) -> list[str]:
@@ -83,7 +83,7 @@ def _files(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, d
         fid = p.file(path) if path else None
         if not fid or not path:
             continue
-        code = path.rpartition(".")[2].lower() not in _NO_NAMES
+        code = path.rpartition(".")[2].lower() not in NO_NAMES
         names: list[str] = []
         whole: list[str] = []
         if counter != "reads" and code:  # the whole input's names (from the transcript) first

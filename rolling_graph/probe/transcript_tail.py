@@ -5,7 +5,9 @@ The transcript has them, so the probe (a detached process, never the hook) reads
 transcript from where it stopped last time and adds each assistant text as an
 ``AssistantText`` event to its batch, in time order. The same read sees each edit's whole
 input (the hook keeps only the head of a 10 kB Write): the code names in it are attached to
-the matching tool event of the batch as ``data["names"]``.
+the matching tool event of the batch as ``data["names"]``, and every code name the input
+uses, the code it replaces included, as ``data["mentions"]`` (:mod:`.offline_mentions`;
+a name only the replaced code has is marked ``-name``).
 
 Bounded and honest:
 
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..events import bounded
 from ..userfile import read_regular, regular_size
-from .tool_output import defined_names, frequent_names
+from .tool_output import code_names, defined_names, frequent_names
 
 if TYPE_CHECKING:
     from ..sidecar import SidecarStore
@@ -48,23 +50,46 @@ def _text_of(line: dict[str, Any]) -> str:
 _EDIT_INPUTS = {"Write": ("file_path", ("content",)), "Edit": ("file_path", ("new_string",)),
                 "MultiEdit": ("file_path", ("edits",)), "NotebookEdit": ("notebook_path", ("new_source",))}
 NAMES_PER_INPUT = 40
+#: Most code names of one input kept as its mentions (a 10 kB Write uses 100–200).
+MENTIONS_PER_INPUT = 200
+#: Old-code keys of the edit tools: the code an edit replaces still names what it works on.
+_OLD_KEYS = {"Edit": "old_string", "MultiEdit": "old_string"}
+
+#: ``(tool, path, names, mentions)`` of one edit in the transcript.
+Edit = tuple[str, str, list[str], list[str]]
+
+
+def _input_texts(tool: str, inp: dict[str, Any], old: bool = False) -> str:
+    texts: list[str] = []
+    keys = (_OLD_KEYS[tool],) if old else _EDIT_INPUTS[tool][1]
+    for key in keys:
+        value = inp.get(key)
+        if isinstance(value, str):
+            texts.append(value[:200_000])
+    if tool == "MultiEdit" and isinstance(inp.get("edits"), list):
+        field = "old_string" if old else "new_string"
+        texts += [str(e.get(field) or "")[:50_000] for e in inp["edits"][:50] if isinstance(e, dict)]
+    return "\n".join(texts)
 
 
 def _input_names(tool: str, inp: dict[str, Any]) -> list[str]:
     """Code names of an edit's whole input: what it defines, then what it uses most."""
-
-    texts: list[str] = []
-    for key in _EDIT_INPUTS[tool][1]:
-        value = inp.get(key)
-        if isinstance(value, str):
-            texts.append(value[:200_000])
-        elif isinstance(value, list):  # MultiEdit
-            texts += [str(e.get("new_string") or "")[:50_000] for e in value[:50] if isinstance(e, dict)]
-    text = "\n".join(texts)
+    text = _input_texts(tool, inp)
     return list(dict.fromkeys(defined_names(text, 15) + frequent_names(text, NAMES_PER_INPUT)))[:NAMES_PER_INPUT]
 
 
-def _edits_of(line: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
+def _input_mentions(tool: str, inp: dict[str, Any]) -> list[str]:
+    """Every code name an edit's whole input uses, in order: the new code's, then those
+    only the code it replaces has (prefixed ``-``: touched, but gone from the code)."""
+    new = code_names(_input_texts(tool, inp), MENTIONS_PER_INPUT)
+    if tool not in _OLD_KEYS:
+        return new
+    seen = set(new)
+    gone = [n for n in code_names(_input_texts(tool, inp, old=True), MENTIONS_PER_INPUT) if n not in seen]
+    return (new + ["-" + n for n in gone])[:MENTIONS_PER_INPUT]
+
+
+def _edits_of(line: dict[str, Any]) -> list[Edit]:
     message = line.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     out = []
@@ -74,14 +99,14 @@ def _edits_of(line: dict[str, Any]) -> list[tuple[str, str, list[str]]]:
             inp: dict[str, Any] = raw if isinstance(raw, dict) else {}
             path = inp.get(_EDIT_INPUTS[block["name"]][0])
             if isinstance(path, str) and path:
-                out.append((block["name"], path, _input_names(block["name"], inp)))
+                out.append((block["name"], path, _input_names(block["name"], inp), _input_mentions(block["name"], inp)))
     return out
 
 
 def read_assistant_text(path: str, offset: int, until: str | None, *, align: bool = False,
-                        edits: list[tuple[str, str, list[str]]] | None = None) -> tuple[list[tuple[str, str]], int]:
+                        edits: list[Edit] | None = None) -> tuple[list[tuple[str, str]], int]:
     """``([(timestamp, text), ...], new_offset)`` of assistant lines from ``offset``; the
-    edits those lines request are appended to ``edits`` as ``(tool, path, names)``.
+    edits those lines request are appended to ``edits`` as ``(tool, path, names, mentions)``.
 
     ``until``: an ISO timestamp; the first line stamped later stops the read. ``align``:
     ``offset`` may fall inside a line (first sight of a file), which is then skipped.
@@ -126,11 +151,12 @@ def read_assistant_text(path: str, offset: int, until: str | None, *, align: boo
     return found[-MAX_EVENTS:], start + pos
 
 
-def attach_names(batch: list[PendingEvent], edits: list[tuple[str, str, list[str]]]) -> None:
-    """Give each edit's whole-input names to its tool event (same tool and path, in order)."""
+def attach_names(batch: list[PendingEvent], edits: list[Edit]) -> None:
+    """Give each edit's whole-input names and mentions to its tool event (same tool and
+    path, in order)."""
     used: set[int] = set()
-    for tool, path, names in edits:
-        if not names:
+    for tool, path, names, mentions in edits:
+        if not names and not mentions:
             continue
         for i, event in enumerate(batch):
             if i in used or event.get("tool") != tool or event.get("event") != "PostToolUse":
@@ -138,7 +164,7 @@ def attach_names(batch: list[PendingEvent], edits: list[tuple[str, str, list[str
             paths = event.get("paths") or []
             if paths and (path == paths[0] or path.endswith("/" + paths[0])):
                 data = event.get("data")
-                event["data"] = {**(data if isinstance(data, dict) else {}), "names": names}
+                event["data"] = {**(data if isinstance(data, dict) else {}), "names": names, "mentions": mentions}
                 used.add(i)
                 break
 
@@ -181,7 +207,7 @@ def with_assistant_text(store: SidecarStore, sid: str, batch: list[PendingEvent]
                 return batch
             offset = max(0, size - MAX_READ)
         until = max(e["at"] for e in batch)
-        edits: list[tuple[str, str, list[str]]] = []
+        edits: list[Edit] = []
         texts, new_offset = read_assistant_text(path, int(offset or 0), until, align=align, edits=edits)
         gate["transcript_for"], gate["transcript_offset"] = path, new_offset
     batch = [dict(e) for e in batch]  # type: ignore[misc]

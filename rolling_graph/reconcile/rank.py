@@ -22,9 +22,11 @@ class RankSettings:
     max_hops: int = 3
     #: Rank by uses too (how often sessions touched the node), where candidates carry them.
     uses_leg: bool = True
+    #: How much each leg counts in the fusion (a leg not named counts 1).
+    leg_weights: tuple[tuple[str, float], ...] = ()
 
 
-RESUME = RankSettings()
+RESUME = RankSettings(leg_weights=(("uses", 3.0),))
 PULL = RankSettings(half_life_hours=168.0, max_hops=2, uses_leg=False)
 
 
@@ -112,7 +114,9 @@ def legs(candidates: Sequence[Candidate], now: datetime, settings: RankSettings 
 def rank(candidates: Sequence[Candidate], now: datetime, settings: RankSettings = RESUME) -> list[str]:
     """Candidate ids, best first (final ties broken by id for determinism)."""
     scores: dict[str, float] = {}
-    for ranking in legs(candidates, now, settings).values():
+    weights = dict(settings.leg_weights)
+    for leg, ranking in legs(candidates, now, settings).items():
+        weight = weights.get(leg, 1.0)
         for cid, position in ranking:
-            scores[cid] = scores.get(cid, 0.0) + 1.0 / (settings.k + position)
+            scores[cid] = scores.get(cid, 0.0) + weight / (settings.k + position)
     return sorted((c.id for c in candidates), key=lambda cid: (-scores.get(cid, 0.0), cid))

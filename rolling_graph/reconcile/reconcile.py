@@ -89,6 +89,11 @@ def _clean_nodes(doc: GraphDoc, now: datetime, nodes: dict[str, Any] | None = No
     out = []
     for node_id, raw in (doc["nodes"] if nodes is None else nodes).items():
         last = _time(raw["last_activated"], now)
+        # A session's uses of a node: its activations (at most one a probe batch), or the
+        # events whose input named it, whichever says more (rolling_graph.probe.offline_mentions).
+        facts = raw.get("facts")
+        mentions = facts.get("mentions", 0) if isinstance(facts, dict) else 0
+        uses = max(raw["activations"], mentions if isinstance(mentions, int) else 0)
         summary = raw.get("summary")
         kind = raw["kind"] if raw["kind"] in KINDS else "concept"
         out.append(
@@ -104,10 +109,10 @@ def _clean_nodes(doc: GraphDoc, now: datetime, nodes: dict[str, Any] | None = No
                 "floor": merge.clamp01(raw["floor"]),
                 "first_seen": min(_time(raw["first_seen"], last), last),
                 "last_activated": last,
-                "activations": max(1, raw["activations"]),
+                "activations": max(1, uses),
                 "sources": raw["sources"][:8],
                 "facts": warm_facts.durable(kind, raw.get("facts")),
-                "untouched": raw.get("pulled") is True and raw["activations"] == 0,
+                "untouched": raw.get("pulled") is True and uses == 0,
             }
         )
     return out

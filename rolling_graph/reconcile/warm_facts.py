@@ -8,8 +8,10 @@ the durable ones, so a new session's startup block can say what was left open:
   ``reads``, ``runs``), ``last_op`` and ``what``; a command's ``outcome`` and ``result``; an
   error's ``state`` and ``from``; a task's ``status`` and tracker ``ref``; a commit's
   ``ref``; who brought the node in (``by``);
-* dropped: ``seq`` (one session's event counter means nothing in another) and a command's
-  ``ref`` (a background run's id, gone with its session).
+* dropped: ``seq`` (one session's event counter means nothing in another), ``mentions``
+  (a session's own count: the warm ``activations`` column sums each session's uses, the
+  larger of its activations and its mentions) and a command's ``ref`` (a background run's
+  id, gone with its session).
 
 Folding (pure, and the same whichever of two sessions is reconciled first): counts take
 the larger (a session's counts only grow, and a session that pulled the node from the warm
@@ -32,7 +34,7 @@ from rolling_graph.redact import redact
 COUNT_KEYS = ("edits", "writes", "reads", "runs")
 _BY_RANK = {"tool": 0, "assistant": 1, "user": 2}
 #: Facts that belong to one session only.
-SESSION_ONLY: dict[str, frozenset[str]] = {"*": frozenset({"seq"}), "command": frozenset({"ref"})}
+SESSION_ONLY: dict[str, frozenset[str]] = {"*": frozenset({"seq", "mentions"}), "command": frozenset({"ref"})}
 _TEXT_KEYS = ("path", "what", "result", "from", "ref")
 #: The column's bound (migration 005); a fold that would exceed it keeps the newer view only.
 MAX_BYTES = 2048

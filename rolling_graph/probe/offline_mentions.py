@@ -1,0 +1,145 @@
+"""Mentions: every name an event uses touches the node that holds it.
+
+The extractors (:mod:`.offline_tools`, :mod:`.offline`) add what an event is *about* — the
+file an edit changed, the names it defines, the command a run tested — each under a cap.
+But a session keeps naming what it works on: an edit's ``old_string`` quotes the function
+it changes, a test command names the test file, a Write uses the helpers it calls. Without
+those mentions a node's ``seq`` (last touch) and counts say when it was *added*, not when
+it was last *used*, and the restore block ranks a name the agent used a minute ago below
+one it read an hour ago.
+
+So, after the extractors, each event's names are matched against the graph's code names
+and files (a file by its name or its path) and every node an event names gets that event
+as its ``seq`` (when later) and one more ``mentions``. An edit or write also adds, under a
+cap, code names its new code uses that the graph does not hold yet (a rewrite's helpers:
+what the agent will call next). Names come only from what the event's input says: tool
+inputs, prompts, commands, patterns — never JSON keys, and never a tool's output.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..ids import name_id
+from . import tool_output as out
+from .offline_tools import NO_NAMES
+from .proposal import Proposal, event_seq
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..types import PendingEvent
+
+#: Most names of one event matched against the graph.
+NAMES_PER_EVENT = 200
+#: Most new code names one edit or write adds from its mentions (beyond what
+#: :mod:`.offline_tools` already added).
+NEW_PER_EDIT = 12
+NEW_PER_WRITE = 60
+_EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
+#: Tools whose event text opens with their input as plain text (rolling_graph.events).
+_LINE_TOOLS = frozenset({"Bash", "Read", "Glob", "LS"})
+_TOOL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
+
+
+def _input_line(text: str) -> str:
+    """The input part of a tool event's text: its first line (``$ mix test …``,
+    ``Read lib/app.ex``); the rest is the tool's output."""
+    return text.split("\n", 1)[0]
+
+
+#: The hook keeps this much of an edit's new code in the event text (rolling_graph.events).
+HEAD_CHARS = 600
+
+
+def _uncut(head: str) -> str:
+    """The hook's head of an edit's new code without the word its cut may have halved."""
+    return head.rsplit(None, 1)[0] if len(head) >= HEAD_CHARS and " " in head else head
+
+
+def event_names(event: PendingEvent, typed: Callable[[str], str] = str) -> tuple[list[str], set[str]]:
+    """``(code names, new-code names)`` an event's input uses; the second is what an
+    edit's new code holds (candidates for new nodes), empty for anything else. ``typed``:
+    a prompt's text as the user typed it (system reminders and markers removed)."""
+    kind = event.get("event")
+    text = str(event.get("text") or "")
+    raw = event.get("data")
+    data: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    if kind in _TOOL_EVENTS:
+        tool = str(event.get("tool") or "")
+        if tool in _EDIT_TOOLS:
+            # The transcript's whole input when the probe read it, else the hook's head of
+            # the new code (the event text after its first line).
+            mentions = data.get("mentions")
+            whole = [n for n in mentions if isinstance(n, str)] if isinstance(mentions, list) else []
+            head = out.code_names(_uncut(text.partition("\n")[2]), NAMES_PER_EVENT)
+            new = [n for n in whole if not n.startswith("-")] or head
+            gone = [n[1:] for n in whole if n.startswith("-")]
+            return list(dict.fromkeys(new + gone))[:NAMES_PER_EVENT], set(new)
+        if tool == "Grep":
+            return out.pattern_names(str(data.get("pattern") or _input_line(text))), set()
+        if tool == "ExitPlanMode" and data.get("plan"):  # the plan the user approved names what comes next
+            return out.code_names(str(data["plan"]), NAMES_PER_EVENT), set()
+        if tool == "Bash" and data.get("cmd"):
+            return out.code_names(str(data["cmd"]), NAMES_PER_EVENT), set()
+        if tool in ("Task", "Agent"):  # what the assistant asked a subagent to look at
+            return out.code_names(f"{data.get('desc') or ''}\n{data.get('prompt') or ''}", NAMES_PER_EVENT), set()
+        if tool in _LINE_TOOLS:  # ``$ mix test test/x_test.exs``, ``Glob lib/**/*.ex``
+            return out.code_names(_input_line(text), NAMES_PER_EVENT), set()
+        return [], set()  # other tools' text is their input as JSON: keys are no names
+    if kind == "UserPromptSubmit":
+        return out.code_names(typed(text), NAMES_PER_EVENT), set()
+    return [], set()
+
+
+def fold_mentions(p: Proposal, events: list[PendingEvent], typed: Callable[[str], str] = str) -> None:
+    """Touch every node each event names (``seq``, ``mentions``); add new code names an
+    edit's new code uses, under :data:`NEW_PER_EDIT` / :data:`NEW_PER_WRITE`."""
+    files = _files_by_name(p)
+    for event in events:
+        seq = event_seq(event)
+        names, new = event_names(event, typed)
+        touched: set[str] = set()
+        code = True
+        for raw in event.get("paths", [])[:6]:
+            path = p.path(raw)
+            if path:
+                touched.update(files.get(path.rpartition("/")[2].lower(), ()))
+                code = code and path.rpartition(".")[2].lower() not in NO_NAMES
+        # New names only from code (a stylesheet's or a page's words are no code names).
+        cap = 0 if not code else NEW_PER_WRITE if event.get("tool") == "Write" else NEW_PER_EDIT
+        for name in names:
+            nid = name_id(name)
+            if not p.exists(nid) and name in new and cap > 0:
+                added = p.node(name, "technical", "symbol", activate=False)
+                if added:
+                    cap -= 1
+            if p.exists(nid) and p.kind_of(nid) == "symbol":
+                touched.add(nid)
+        for name in _file_names(event, typed):
+            touched.update(files.get(name, ()))
+        for nid in touched:
+            p.by(nid, "tool", seq)
+            p.set(nid, mentions=int(p.fact(nid, "mentions") or 0) + 1)
+
+
+def _file_names(event: PendingEvent, typed: Callable[[str], str]) -> list[str]:
+    """File names (lower-cased) the input part of an event names: ``mix test
+    test/x_test.exs`` names ``x_test.exs``."""
+    text = str(event.get("text") or "")
+    if event.get("event") == "UserPromptSubmit":
+        line = typed(text)
+    elif event.get("event") in _TOOL_EVENTS and event.get("tool") in _LINE_TOOLS:
+        line = _input_line(text)
+    else:
+        return []
+    return [w.strip(".,;:()'\"`").rpartition("/")[2].lower() for w in line.split() if "." in w]
+
+
+def _files_by_name(p: Proposal) -> dict[str, list[str]]:
+    """File name (lower-cased) → the file nodes with that name."""
+    out_: dict[str, list[str]] = {}
+    for nid in p.of_kind("file"):
+        path = str(p.fact(nid, "path") or p.label_of(nid))
+        out_.setdefault(path.rpartition("/")[2].lower(), []).append(nid)
+    return out_

@@ -1,0 +1,114 @@
+"""Mentions: every name an event's input uses touches the node that holds it, so a node's
+``seq`` says when it was last *used* and ``mentions`` how often — what the restore block
+ranks by after a compaction and what the warm graph counts as a session's uses."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import jsonpatch
+
+from rolling_graph.model import new_document
+from rolling_graph.patch import validate_ops
+from rolling_graph.probe import offline_mentions as mentions
+from rolling_graph.probe.offline import OfflineProbe, typed_text
+from rolling_graph.probe.transcript_tail import attach_names
+
+NOW = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
+
+
+def tool(eid: str, name: str, text: str, paths: list[str] | None = None, **data: Any) -> dict[str, Any]:
+    event: dict[str, Any] = {"id": eid, "event": "PostToolUse", "tool": name, "text": text, "paths": paths or [], "reasons": []}
+    if data:
+        event["data"] = data
+    return event
+
+
+def apply(doc: dict[str, Any], events: list[dict[str, Any]]) -> dict[str, Any]:
+    result = OfflineProbe().run(events, doc)
+    ops, _ = validate_ops(result.patch, doc, NOW, source=events[-1]["id"], trusted=True)
+    jsonpatch.apply_patch(doc, ops, in_place=True)
+    return doc
+
+
+def facts(doc: dict[str, Any], nid: str) -> dict[str, Any]:
+    return doc["nodes"][nid].get("facts") or {}
+
+
+def written(doc: dict[str, Any]) -> dict[str, Any]:
+    """A session that wrote ``lib/render.ex`` (defining ``render_line`` and ``plain_line``) at e2."""
+    code = "defmodule App.Render do\n  def render_line(line), do: plain_line(line)\n  defp plain_line(l), do: l\nend\n"
+    return apply(doc, [tool("e2", "Write", f"Write lib/render.ex\n{code}", ["lib/render.ex"], new=code,
+                            mentions=["App.Render", "render_line", "plain_line"])])
+
+
+def test_an_edit_that_quotes_a_known_function_in_the_code_it_replaces_touches_it() -> None:
+    doc = written(new_document("s"))
+    assert facts(doc, "render-line")["seq"] == 2
+    # e9 edits another function; its old_string still quotes render_line (which it keeps using).
+    edit = tool("e9", "Edit", "Edit lib/render.ex\ndef format_row(row), do: row", ["lib/render.ex"],
+                old="def format_row(r), do: render_line(r)", new="def format_row(row), do: row",
+                mentions=["format_row", "-render_line"])
+    apply(doc, [edit])
+    assert facts(doc, "render-line")["seq"] == 9 and facts(doc, "render-line")["mentions"] == 2
+    assert facts(doc, "plain-line")["seq"] == 2, "a name the edit does not use keeps its last use"
+    assert facts(doc, "lib-render-ex")["mentions"] == 2  # the file each event changed
+
+
+def test_a_command_naming_a_file_or_a_function_touches_them() -> None:
+    doc = written(new_document("s"))
+    apply(doc, [tool("e7", "Bash", "$ mix test test/render_test.exs --only render_line\n3 tests, 0 failures",
+                     cmd="mix test test/render_test.exs --only render_line")])
+    assert facts(doc, "render-line")["seq"] == 7
+    apply(doc, [tool("e8", "Bash", "$ cat lib/render.ex | head\n…", cmd="cat lib/render.ex | head")])
+    assert facts(doc, "lib-render-ex")["seq"] == 8
+
+
+def test_a_write_adds_the_helpers_its_code_uses_but_a_stylesheet_adds_no_names() -> None:
+    doc = new_document("s")
+    code = "def run(items) do\n  Enum.map(items, &Worker.perform_job/1)\n  Telemetry.emit_done(:ok)\nend\n"
+    apply(doc, [tool("e3", "Write", f"Write lib/runner.ex\n{code}", ["lib/runner.ex"], new=code,
+                     mentions=["Enum.map", "Worker.perform_job", "Telemetry.emit_done"])])
+    assert {"enum-dot-map", "worker-dot-perform-job", "telemetry-dot-emit-done"} <= doc["nodes"].keys()
+    css = ".row_header { color: red }\n.transcript_line { margin: 0 }\n"
+    apply(doc, [tool("e4", "Write", f"Write assets/app.css\n{css}", ["assets/app.css"], new=css,
+                     mentions=["row_header", "transcript_line"])])
+    labels = {n["label"] for n in doc["nodes"].values()}
+    assert not {"row_header", "transcript_line"} & labels
+
+
+def test_new_names_from_one_write_are_capped() -> None:
+    doc = new_document("s")
+    names = [f"helper_{i:03d}" for i in range(150)]
+    code = "\n".join(f"{n}()" for n in names)
+    apply(doc, [tool("e3", "Write", f"Write lib/many.ex\n{code}", ["lib/many.ex"], new=code, mentions=names)])
+    added = [n for n in doc["nodes"].values() if n["label"].startswith("helper_")]
+    assert len(added) <= mentions.NEW_PER_WRITE + 30  # the write's own names (offline_tools) plus the mentions' cap
+    assert len(added) >= mentions.NEW_PER_WRITE
+
+
+def test_json_keys_and_tool_output_are_no_mentions() -> None:
+    doc = new_document("s")
+    apply(doc, [tool("e1", "Edit", "Edit lib/a.ex\nx = file_path_helper(1)", ["lib/a.ex"], new="x = file_path_helper(1)",
+                     mentions=["file_path_helper"])])
+    assert "file-path-helper" in doc["nodes"]
+    # A tool whose text is its input as JSON names nothing, keys or values; a command's output names nothing.
+    apply(doc, [tool("e5", "WebFetch", 'WebFetch {"url": "https://x", "file_path_helper": 1}')])
+    apply(doc, [tool("e6", "Bash", "$ ls\nfile_path_helper.ex", cmd="ls")])
+    assert facts(doc, "file-path-helper")["seq"] == 1 and facts(doc, "file-path-helper")["mentions"] == 1
+
+
+def test_a_prompt_counts_what_the_user_typed_not_the_reminders_around_it() -> None:
+    prompt = {"id": "e4", "event": "UserPromptSubmit", "text": "<system-reminder>see plain_line</system-reminder> now fix render_line",
+              "paths": [], "reasons": []}
+    names, new = mentions.event_names(prompt, typed_text)
+    assert names == ["render_line"] and not new
+
+
+def test_the_transcript_gives_an_edit_all_its_names_the_replaced_code_marked() -> None:
+    batch: list[dict[str, Any]] = [tool("e5", "Edit", "Edit lib/render.ex\n…", ["lib/render.ex"])]
+    attach_names(batch, [("Edit", "/src/app/lib/render.ex", ["format_row"], ["format_row", "-render_line"])])  # type: ignore[arg-type]
+    assert batch[0]["data"]["mentions"] == ["format_row", "-render_line"]
+    names, new = mentions.event_names(batch[0])  # type: ignore[arg-type]
+    assert names == ["format_row", "render_line"] and new == {"format_row"}
