@@ -26,9 +26,16 @@ OPTION_WORDS = 3
 _OPTION_STOP = frozenset("the and for use using with not new old via from into".split())
 
 
+#: ASCII characters that are neither letters nor digits, as spaces (one C-level pass).
+_NOT_ALNUM = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
+
+
 def _words(text: str) -> list[str]:
     """Lowercased runs of letters and digits: ``@celery.task`` → ``celery``, ``task``."""
-    return "".join(c if c.isalnum() else " " for c in text.lower()).split()
+    low = text.lower()
+    if low.isascii():
+        return low.translate(_NOT_ALNUM).split()
+    return "".join(c if c.isalnum() else " " for c in low).split()
 
 
 class RestoreView:
@@ -68,6 +75,7 @@ class RestoreView:
             words = _words(nodes[nid]["label"]) if nid in nodes and nodes[nid]["kind"] not in NOT_NAMES else []
             if len(words) <= OPTION_WORDS:
                 self.rejected_words.update(w for w in words if len(w) >= 3 and w not in _OPTION_STOP)
+        self._rejected_prefixes = tuple(sorted(r for r in self.rejected_words if len(r) >= 4))
         self.kind: dict[str, str] = {nid: node["kind"] for nid, node in nodes.items() if nid not in hidden}
         self.by_kind: dict[str, list[str]] = {}
         for nid, kind in self.kind.items():
@@ -94,10 +102,8 @@ class RestoreView:
         of four letters or more and a prefix of it (``sqlite`` in ``sqlite3.connect``)?"""
         if not self.rejected_words:
             return False
-        for word in _words(name):
-            if word in self.rejected_words or any(len(r) >= 4 and word.startswith(r) for r in self.rejected_words):
-                return True
-        return False
+        prefixes = self._rejected_prefixes
+        return any(word in self.rejected_words or word.startswith(prefixes) for word in _words(name))
 
     def ranked(self, kinds: tuple[str, ...]) -> list[str]:
         return [nid for nid in self.order if self.kind[nid] in kinds]

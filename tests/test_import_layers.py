@@ -229,7 +229,9 @@ _GATED = {"events", "gate", "index", "ledger", "filepaths"}  # an event turned i
 _RENDERED = {"adjacency", "render", "sanitize", "lazyre", "focus", "decay", "weights", "index", "ledger"}
 HOOK_MODULES: dict[str, set[str]] = {
     "session-start": _EVERY_EVENT | _RENDERED | _GATED | {"project", "snapshot", "restore", "restore_layout",
-                                                              "restore_sections", "restore_view", "rank_hot", "userfile"},
+                                                              "restore_sections", "restore_view", "rank_hot", "userfile",
+                                                              # a compaction's summary, redacted before it is queued
+                                                              "redact_cues", "redact_rules", "redact_private"},
     "user-prompt-submit": _EVERY_EVENT | _GATED | _RENDERED | {"project", "snapshot", "entities", "redact", "redact_private",
                                                                "redact_rules", "redact_cues", "userfile"},
     "post-tool-use": _EVERY_EVENT | _GATED | _RENDERED | {"tool_data", "redact_private", "redact_cues", "redact_rules"},
@@ -272,6 +274,9 @@ def hook_runs(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, list[
     env = dict(os.environ, ROLLING_GRAPH_HOME=str(home), ROLLING_GRAPH_PROBE="offline", ROLLING_GRAPH_PROBE_MODE="async",
                ROLLING_GRAPH_WARM="on", ROLLING_GRAPH_DSN=UNREACHABLE_DSN)
     sid, cwd = "layers-1", str(project)
+    compacted = home / "compacted.jsonl"  # the summary a compaction leaves: SessionStart queues it for the probe
+    compacted.write_text(json.dumps({"type": "user", "isCompactSummary": True, "message": {"role": "user", "content":
+                                     "This session continues one that ran out of context. We chose Redis for the cache."}}) + "\n")
     steps = [
         ("session-start", {"source": "startup"}),
         ("user-prompt-submit", prompt_payload(sid, "Let's go with Redis for the cache.", cwd=cwd)),
@@ -281,7 +286,7 @@ def hook_runs(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, list[
         ("user-prompt-submit", prompt_payload(sid, "Now the invoice totals, please.", cwd=cwd)),
         ("stop", {}),
         ("pre-compact", {"trigger": "auto"}),
-        ("session-start", {"source": "compact"}),
+        ("session-start", {"source": "compact", "transcript_path": str(compacted)}),
         ("session-end", {"reason": "exit"}),
     ]
     runs = []

@@ -58,6 +58,25 @@ def test_a_secret_in_a_prompt_is_masked_in_the_stored_state_and_the_journal() ->
     assert token not in stored and token[4:20] not in stored
 
 
+def test_a_secret_in_a_compaction_summary_is_masked_before_it_is_queued(tmp_path: Path) -> None:
+    """SessionStart(compact) queues Claude's summary for the probe, cue-gated (no ``re`` when
+    nothing in it could be a secret) but redacted by the same rules as a prompt."""
+    from rolling_graph.events import event_from_payload
+
+    token = "ghp_" + "Zy9Xw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe9Dc8"
+    summary = f"This session continues one that ran out of context. The deploy token is {token}; <private>{SECRET}</private>."
+    queued = event_from_payload("CompactSummary", {"text": summary}, "e9", "2026-11-26T10:00:00Z")
+    prompt = event_from_payload("UserPromptSubmit", {"prompt": summary}, "e9", "2026-11-26T10:00:00Z")
+    assert queued["text"] == prompt["text"]  # the same redaction as a prompt's
+    assert "ran out of context" in queued["text"] and token not in queued["text"] and SECRET not in queued["text"]
+    # And through the hook: nothing of either reaches the state directory.
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "isCompactSummary": True, "message": {"role": "user", "content": summary}}) + "\n")
+    run_hook("session-start", {"session_id": SID, "transcript_path": str(transcript), "cwd": "/home/dev/app", "source": "compact"})
+    stored = _stored()
+    assert token not in stored and token[4:20] not in stored and SECRET not in stored
+
+
 def _modules_after_hook(tmp_path: Path, event: str, payload: dict[str, object], names: tuple[str, ...]) -> list[str]:
     stdin = tmp_path / "payload.json"
     stdin.write_text(json.dumps(payload))
