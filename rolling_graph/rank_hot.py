@@ -73,14 +73,17 @@ ROLE_BASE: dict[str, float] = {
     "summary": 0.0,
 }
 
-#: Named presets: ``coding`` (the default), ``recent`` (a session that jumps around) and
+#: Named presets: ``coding`` (the default), ``recent`` (a session that jumps around),
 #: ``compact`` (right after a compaction: the work goes on where it stopped, so what was
-#: used last leads, and what was changed weighs less than when a new session starts).
+#: used last leads, and what was changed weighs less than when a new session starts) and
+#: ``startup`` (a new session's graph is the project's resume snapshot, pulled in its
+#: order a second apart: recency alone keeps the warm graph's ranking, which already fused
+#: weight, recency, cross-session frequency and uses).
 PRESETS: dict[str, RankSettings] = {
     "coding": RankSettings(),
     "recent": RankSettings(recency_weight=2.0, frequency_weight=0.5),
     "compact": RankSettings(recency_weight=2.0, role_weight=0.5, weight_weight=0.0),
-    "startup": RankSettings(recency_weight=3, role_weight=0.5),
+    "startup": RankSettings(role_weight=0.0, frequency_weight=0.0, weight_weight=0.0),
 }
 DEFAULT = PRESETS["coding"]
 

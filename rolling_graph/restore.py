@@ -74,12 +74,17 @@ PRESETS["compact-lean"] = RestoreSettings(
 )
 #: A new session (``startup``, ``clear``) has no summary: the last session's request, open
 #: items and decisions keep their lines, but the project's names get the most room, at every
-#: budget (the lean labels cost names here). Measured on ../shared/corpus, the second
-#: session's startup block: recall 0.32 → 0.35 at 800 tokens, 0.17 → 0.23 at 400.
+#: budget (the lean labels cost names here), by rank per character. Measured on
+#: ../shared/corpus, the second session's startup block: recall 0.32 → 0.35 at 800 tokens,
+#: 0.17 → 0.23 at 400 (first stop); with the warm graph's order kept, three quarters of the
+#: room and rank per character, 0.42 → 0.52 and 0.24 → 0.27.
 PRESETS["startup"] = RestoreSettings(
-    names_share=0.6, request_share=0.07, tasks_share=0.1, decisions_share=0.12, problems_share=0.05,
-    working_share=0.08, request_chars=110, task_chars=50,
+    names_share=0.75, request_share=0.07, tasks_share=0.1, decisions_share=0.12, problems_share=0.05,
+    working_share=0.08, request_chars=110, task_chars=50, name_cost=1.0,
 )
+#: A small startup block (below :data:`LEAN_BELOW_CHARS`): the last session's open items
+#: need their line, so the names keep 0.6 of the room, by rank alone.
+PRESETS["startup-lean"] = RestoreSettings(**{**PRESETS["startup"].as_dict(), "names_share": 0.6, "name_cost": 0.0})
 DEFAULT = PRESETS["default"]
 #: Blocks of fewer characters than this use the ``lean`` preset unless told otherwise.
 LEAN_BELOW_CHARS = 1800
@@ -123,7 +128,7 @@ def restore_block(
     limit = min(int((budget_tokens or render.budget_tokens) * render.chars_per_token), render.max_chars)
     after_summary = "compact-" if compacted and _mostly_names(g) else ""
     if settings is None and source in ("startup", "clear"):
-        settings = PRESETS["startup"]
+        settings = PRESETS["startup-lean" if limit < LEAN_BELOW_CHARS else "startup"]
     settings = settings or PRESETS[("compact-lean" if after_summary else "lean") if limit < LEAN_BELOW_CHARS
                                    else ("compact" if after_summary else "default")]
     # After a compaction the block complements Claude's summary and opens with its tag, as

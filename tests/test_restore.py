@@ -334,14 +334,16 @@ def test_session_start_injects_the_block_within_budget_and_the_next_prompt_adds_
 
 def test_after_a_compaction_the_names_get_most_of_the_room() -> None:
     # Claude's summary already states the request and the plan: the block keeps those short
-    # and gives the names it alone can give back more of the budget than a startup block does.
+    # and gives the names it alone can give back most of the budget, more than a block
+    # after a compaction without a summary (nothing to complement) does.
     doc = billing_session(fillers=120)
     summary = "We are fixing double proration in billing."
     after, _ = restore_block(doc, R, "compact", summary=summary, budget_tokens=800)
+    plain, _ = restore_block(doc, R, "compact", budget_tokens=800)
     start, _ = restore_block(doc, R, "startup", budget_tokens=800)
-    named = lambda text: len(lines(text)[line_with(text, "Also")].split(", "))  # noqa: E731
+    names_line = lambda text: lines(text)[line_with(text, "Also")]  # noqa: E731
     assert "Request (user):" in after and "Open tasks:" in after
-    assert named(after) > named(start)
+    assert len(names_line(after)) > len(after) / 2 and len(names_line(after).split(", ")) > len(names_line(plain).split(", "))
     assert len(after) <= 800 * 3
     # It complements the summary: no heading, the block opens with its tag (DESIGN.md's shape).
     assert after.startswith(OPEN) and start.startswith("Rolling Graph restored this session's memory (startup).\n" + OPEN)
@@ -367,3 +369,20 @@ def test_the_task_list_shortens_its_labels_rather_than_vanish() -> None:
         doc["nodes"][nid]["label"] += " — and a long explanation of why it matters, how to do it and when" * 2
     text, _ = restore_block(doc, R, "compact", summary="We are fixing proration.", budget_tokens=250)
     assert "Open tasks: [in_progress] fix double proration" in text
+
+
+def test_a_new_sessions_block_keeps_the_warm_graphs_order() -> None:
+    """At startup the graph is the resume snapshot, pulled a second apart in the warm graph's
+    order (which already fused weight, recency, cross-session frequency and uses): the block
+    keeps that order rather than re-ranking by this session's edit counts and weights."""
+    from datetime import timedelta
+
+    from rolling_graph.clock import iso
+
+    doc = new_document("s", project="/home/ada/shop", now=NOW)
+    for i in range(8):  # snapshot order: warm_0 first; edit counts and weights say the opposite
+        nid = node(doc, f"warm-{i}", f"warm_name_{i}", "symbol", weight=0.1 + i / 10, edits=i)
+        doc["nodes"][nid].update({"pulled": True, "origin": "warm", "last_activated": iso(NOW - timedelta(seconds=i))})
+    text, _ = restore_block(doc, R, "startup", budget_tokens=800)
+    shown = lines(text)[line_with(text, "Also")]
+    assert [shown.index(f"warm_name_{i}") for i in range(8)] == sorted(shown.index(f"warm_name_{i}") for i in range(8))
