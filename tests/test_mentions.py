@@ -112,3 +112,10 @@ def test_the_transcript_gives_an_edit_all_its_names_the_replaced_code_marked() -
     assert batch[0]["data"]["mentions"] == ["format_row", "-render_line"]
     names, new = mentions.event_names(batch[0])  # type: ignore[arg-type]
     assert names == ["format_row", "render_line"] and new == {"format_row"}
+
+
+def test_without_the_transcript_the_hooks_heads_of_an_edit_still_name_what_it_replaced() -> None:
+    edit = tool("e6", "Edit", "Edit lib/render.ex\ndef format_row(row), do: row", ["lib/render.ex"],
+                old="def format_row(r), do: render_line(r) |> plain_li…", new="def format_row(row), do: row")
+    names, new = mentions.event_names(edit)  # type: ignore[arg-type]
+    assert names == ["format_row", "render_line"] and new == {"format_row"}  # the cut word is no name

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..ids import name_id
 from . import tool_output as out
-from .offline_tools import NO_NAMES
+from .offline_tools import NO_NAMES, whole_text
 from .proposal import Proposal, event_seq
 
 if TYPE_CHECKING:
@@ -72,9 +72,14 @@ def event_names(event: PendingEvent, typed: Callable[[str], str] = str) -> tuple
             # the new code (the event text after its first line).
             mentions = data.get("mentions")
             whole = [n for n in mentions if isinstance(n, str)] if isinstance(mentions, list) else []
-            head = out.code_names(_uncut(text.partition("\n")[2]), NAMES_PER_EVENT)
-            new = [n for n in whole if not n.startswith("-")] or head
-            gone = [n[1:] for n in whole if n.startswith("-")]
+            if whole:
+                new = [n for n in whole if not n.startswith("-")]
+                gone = [n[1:] for n in whole if n.startswith("-")]
+            else:  # no transcript: the hook's heads of the new and the replaced code
+                new = out.code_names(_uncut(text.partition("\n")[2]), NAMES_PER_EVENT)
+                edits = data.get("edits") if tool == "MultiEdit" and isinstance(data.get("edits"), list) else [data]
+                old = "\n".join(whole_text(str(e.get("old") or "")) for e in edits if isinstance(e, dict))
+                gone = [n for n in out.code_names(old, NAMES_PER_EVENT) if n not in set(new)]
             return list(dict.fromkeys(new + gone))[:NAMES_PER_EVENT], set(new)
         if tool == "Grep":
             return out.pattern_names(str(data.get("pattern") or _input_line(text))), set()

@@ -46,7 +46,7 @@ def _join_names(names: list[str], previous: str | None) -> str:
     return text
 
 
-def _whole(text: str) -> str:
+def whole_text(text: str) -> str:
     """``text`` without a word cut in half at its end (the hook marks a cut with ``…``)."""
     return re.sub(r"[\w.@]*…$", "", text) if text.endswith("…") else text
 
@@ -64,7 +64,7 @@ def edit_names(tool: str, data: dict[str, Any]) -> list[str]:
         pairs = [(str(data.get("old") or ""), str(data.get("new") or ""))]
     names: list[str] = []
     for old, new in pairs:
-        old, new = _whole(old), _whole(new)
+        old, new = whole_text(old), whole_text(new)
         if tool == "Write":
             names += out.defined_names(new, 10) + out.frequent_names(new, 10)
             continue
