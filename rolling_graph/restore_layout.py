@@ -107,6 +107,14 @@ class Section:
         self.used += len(line) + 1
         return True
 
+    def add_required(self, line: str, reserve: int) -> bool:
+        """A line the block must state (its shortest form): past the section's cap and the
+        room kept for later sections, keeping only ``reserve``."""
+        if not self.block.add(line, reserve):
+            return False
+        self.used += len(line) + 1
+        return True
+
 
 def join_items(head: str, items: list[str], room: int, sep: str = " · ") -> tuple[str, int]:
     """``head`` + as many ``items`` as fit in ``room`` (+ ``+N more`` if some did not).

@@ -71,8 +71,9 @@ COUNT_SLACK = 24
 MIN_SEEN_NAME = 4
 #: The name list stops after this many names in a row did not fit (the rest rank lower).
 NAME_MISSES = 30
-#: The shortest a task's label gets before the task list gives up.
+#: The shortest a task's or a decision's label gets (the block must state one of each).
 MIN_TASK_CHARS = 24
+MIN_DECISION_CHARS = 40
 #: Decisions in force that did not fit before the section gives up on shorter ones.
 DECISION_MISSES = 10
 _TASK_STATUS = {"in_progress": "in_progress", "pending": "pending", "completed": "done"}  # the tools' own status words
@@ -121,19 +122,24 @@ def add_tasks(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]
 
     tasks.sort(key=order)
     head = "Open tasks: " if any(status != "done" for status, _ in tasks) else "Tasks (all done): "
-    # The task list is what the block must state: labels shorten until the first one fits.
+    # The task list is what the block must state: labels shorten until the first one fits,
+    # and the shortest form may use room kept for the names.
     for chars in dict.fromkeys((s.task_chars, s.task_chars * 2 // 3, MIN_TASK_CHARS)):
         items = [f"[{status}] {esc(g.label(nid), chars)}" for status, nid in tasks]
         line, taken = join_items(head, items, sec.room())
         if line and sec.add(line):
             shown.extend(nid for _, nid in tasks[:taken])
             return
+    line = head + items[0] + (f" · +{len(items) - 1} more" if len(items) > 1 else "")
+    if sec.add_required(line, COUNT_RESERVE):
+        shown.append(tasks[0][1])
 
 
 def add_decisions(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]) -> None:
     heading = "Decisions in force:\n"  # goes in with the first decision (one line of the block)
     misses = 0
-    for nid in g.ranked(INTENT):
+    ranked = g.ranked(INTENT)
+    for nid in ranked:
         kind = g.nodes[nid]["kind"]
         line = heading + "- " + (f"[{kind}] " if kind != "decision" else "") + esc(g.label(nid), s.decision_chars)
         olds = g.supersedes.get(nid, [])[:2]
@@ -149,6 +155,12 @@ def add_decisions(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[
             continue  # a shorter one may still fit: every decision in force matters
         heading = ""
         shown.extend([nid, *olds, *rejected])
+    if heading and ranked:  # none fitted: the block must still state the first, shortened
+        nid = ranked[0]
+        kind = g.nodes[nid]["kind"]
+        line = heading + "- " + (f"[{kind}] " if kind != "decision" else "") + esc(g.label(nid), MIN_DECISION_CHARS)
+        if sec.add_required(line, COUNT_RESERVE):
+            shown.append(nid)
 
 
 def _file_ops(node: Node) -> str:

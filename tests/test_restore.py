@@ -386,3 +386,13 @@ def test_a_new_sessions_block_keeps_the_warm_graphs_order() -> None:
     text, _ = restore_block(doc, R, "startup", budget_tokens=800)
     shown = lines(text)[line_with(text, "Also")]
     assert [shown.index(f"warm_name_{i}") for i in range(8)] == sorted(shown.index(f"warm_name_{i}") for i in range(8))
+
+
+def test_a_small_block_still_states_the_decision_in_force_if_only_shortened() -> None:
+    doc = billing_session(fillers=200)
+    for nid in [n for n, v in doc["nodes"].items() if v["kind"] in ("decision", "correction")]:
+        doc["nodes"][nid]["label"] += " because the webhook may retry and a retried event would prorate the plan once more"
+    text, _ = restore_block(doc, R, "compact", summary="We are fixing proration.", budget_tokens=300)
+    assert len(text) <= 300 * 3
+    decisions = lines(text)[line_with(text, "Decisions in force:") + 1]
+    assert decisions.startswith("- ") and "proration happens only in" in decisions and decisions.endswith("…")

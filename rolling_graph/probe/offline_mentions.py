@@ -77,7 +77,8 @@ def event_names(event: PendingEvent, typed: Callable[[str], str] = str) -> tuple
                 gone = [n[1:] for n in whole if n.startswith("-")]
             else:  # no transcript: the hook's heads of the new and the replaced code
                 new = out.code_names(_uncut(text.partition("\n")[2]), NAMES_PER_EVENT)
-                edits = data.get("edits") if tool == "MultiEdit" and isinstance(data.get("edits"), list) else [data]
+                listed = data.get("edits")
+                edits: list[Any] = listed if tool == "MultiEdit" and isinstance(listed, list) else [data]
                 old = "\n".join(whole_text(str(e.get("old") or "")) for e in edits if isinstance(e, dict))
                 gone = [n for n in out.code_names(old, NAMES_PER_EVENT) if n not in set(new)]
             return list(dict.fromkeys(new + gone))[:NAMES_PER_EVENT], set(new)
