@@ -280,32 +280,38 @@ def add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown
     # Room for the count line: its length now, plus what showing names could add to it
     # (fewer of each kind never lengthens it; another kind moving into its top three can).
     room = block.room(min(COUNT_RESERVE, len(rest_line(g, shown, s.count_kinds)) + COUNT_SLACK))
-    line = head
+    names: list[str] = []  # as shown
+    used = len(head)  # the line's length: head + names joined by ", "
     given = ""  # the names so far, lowercased, to skip one another holds ("render" in "render.ex")
     exact: set[str] = set()
     misses = 0
     for nid, name in ordered:
-        if room - len(line) < MIN_SEEN_NAME:
+        if room - used < MIN_SEEN_NAME:
             break
         key = _key(name)
         if not key or key in exact or (len(key) >= MIN_SEEN_NAME and (key in given or key in block.seen)):  # already said
             if nid:
                 shown.add(nid)
             continue
-        piece = (", " if line != head else "") + name
-        if len(line) + len(piece) > room:
+        # A name this one holds ("render_line" in "Row.render_line") goes: this one says it.
+        held = [i for i, n in enumerate(names) if len(_key(n)) >= MIN_SEEN_NAME and _key(n) in key]
+        freed = sum(len(names[i]) + 2 for i in held)
+        if used - freed + len(name) + (2 if len(names) > len(held) else 0) > room:
             misses += 1
             if misses > NAME_MISSES:
                 break
             continue  # a shorter name further down may still fit
         misses = 0
-        line += piece
+        for i in reversed(held):
+            del names[i]
+        names.append(name)
+        used = len(head) + len(", ".join(names))
         given += "\n" + name.lower()
         exact.add(key)
         if nid:
             shown.add(nid)
-    if line != head:
-        block.add(line)
+    if names:
+        block.add(head + ", ".join(names))
 
 
 def rest_line(g: RestoreView, shown: set[str], kinds: int = 3) -> str:
