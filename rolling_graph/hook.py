@@ -239,7 +239,8 @@ def on_flush(store: SidecarStore, settings: Settings, sid: str, trigger: str) ->
         return
     # Detached: the state says a probe is wanted before the process that runs it starts, so
     # whoever looks (the next hook, a replay giving the compaction its time) knows it is due.
-    _request_probe(store, sid, trigger)
+    if store.load_state(sid)["gate"]["pending"]:
+        _request_probe(store, sid, trigger)
     if settings.warm:
         warm.spawn_worker(settings, ["finish", "--session", sid, "--trigger", trigger])
     else:
@@ -247,9 +248,8 @@ def on_flush(store: SidecarStore, settings: Settings, sid: str, trigger: str) ->
 
 
 def _request_probe(store: SidecarStore, sid: str, reason: str) -> bool:
-    """Mark the session's pending batch as wanting a probe; False when nothing is pending."""
-    if not store.load_state(sid)["gate"]["pending"]:
-        return False
+    """Mark the session's pending batch as wanting a probe (the caller has seen one); False
+    when another process took it meanwhile."""
     with store.hook_transaction(sid, index=False) as view:
         gate = view.state["gate"]
         if not gate["pending"]:
@@ -264,7 +264,7 @@ def on_stop(store: SidecarStore, settings: Settings, sid: str) -> None:
     if not store.exists(sid):
         return
     gate = store.load_state(sid)["gate"]
-    if (gate["probe_requested"] or len(gate["pending"]) >= 2) and _request_probe(store, sid, "turn_end"):
+    if gate["pending"] and (gate["probe_requested"] or len(gate["pending"]) >= 2) and _request_probe(store, sid, "turn_end"):
         _start_probe(store, settings, sid)
 
 

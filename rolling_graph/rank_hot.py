@@ -177,5 +177,9 @@ def scores(nodes: Mapping[str, Node], ids: Iterable[str] | None = None, settings
 
 def rank(nodes: Mapping[str, Node], ids: Iterable[str] | None = None, settings: RankSettings = DEFAULT) -> list[str]:
     """Ids best first: fused score, then id (deterministic)."""
-    fused = scores(nodes, ids, settings)
+    return best_first(scores(nodes, ids, settings))
+
+
+def best_first(fused: Mapping[str, float]) -> list[str]:
+    """The ids of :func:`scores`, best first, ties by id."""
     return sorted(fused, key=lambda i: (-fused[i], i))

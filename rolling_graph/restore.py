@@ -121,8 +121,10 @@ def restore_block(
 
     ``summary``: Claude's compaction summary, when there is one (see
     :attr:`RestoreSettings.summary_names`). ``settings``: by default the ``lean`` preset
-    below :data:`LEAN_BELOW_CHARS`, else ``default``. ``rank_settings``: by default the
-    ``compact`` ranking after a compaction, else ``coding`` (:data:`rolling_graph.rank_hot.PRESETS`).
+    below :data:`LEAN_BELOW_CHARS`, else ``default`` (``startup``/``startup-lean`` for a new
+    session, ``compact``/``compact-lean`` after a compaction in a coding session).
+    ``rank_settings``: by default the ``compact`` ranking after a compaction, ``startup`` for
+    a new session, else ``coding`` (:data:`rolling_graph.rank_hot.PRESETS`).
     """
     compacted = source == "compact" and bool(summary)
     preset = "compact" if compacted else "startup" if source in ("startup", "clear") else "coding"

@@ -140,8 +140,7 @@ def add_decisions(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[
     misses = 0
     ranked = g.ranked(INTENT)
     for nid in ranked:
-        kind = g.nodes[nid]["kind"]
-        line = heading + "- " + (f"[{kind}] " if kind != "decision" else "") + esc(g.label(nid), s.decision_chars)
+        line = heading + _decision(g, nid, s.decision_chars)
         olds = g.supersedes.get(nid, [])[:2]
         for old in olds:
             line += f'; supersedes "{esc(g.label(old), s.superseded_chars)}"'
@@ -155,12 +154,13 @@ def add_decisions(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[
             continue  # a shorter one may still fit: every decision in force matters
         heading = ""
         shown.extend([nid, *olds, *rejected])
-    if heading and ranked:  # none fitted: the block must still state the first, shortened
-        nid = ranked[0]
-        kind = g.nodes[nid]["kind"]
-        line = heading + "- " + (f"[{kind}] " if kind != "decision" else "") + esc(g.label(nid), MIN_DECISION_CHARS)
-        if sec.add_required(line, COUNT_RESERVE):
-            shown.append(nid)
+    if heading and ranked and sec.add_required(heading + _decision(g, ranked[0], MIN_DECISION_CHARS), COUNT_RESERVE):
+        shown.append(ranked[0])  # none fitted: the block still states the first, shortened
+
+
+def _decision(g: RestoreView, nid: str, chars: int) -> str:
+    kind = g.nodes[nid]["kind"]
+    return "- " + (f"[{kind}] " if kind != "decision" else "") + esc(g.label(nid), chars)
 
 
 def _file_ops(node: Node) -> str:
@@ -281,6 +281,7 @@ def add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown
     # (fewer of each kind never lengthens it; another kind moving into its top three can).
     room = block.room(min(COUNT_RESERVE, len(rest_line(g, shown, s.count_kinds)) + COUNT_SLACK))
     names: list[str] = []  # as shown
+    keys: list[str] = []  # their keys
     used = len(head)  # the line's length: head + names joined by ", "
     given = ""  # the names so far, lowercased, to skip one another holds ("render" in "render.ex")
     exact: set[str] = set()
@@ -294,7 +295,7 @@ def add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown
                 shown.add(nid)
             continue
         # A name this one holds ("render_line" in "Row.render_line") goes: this one says it.
-        held = [i for i, n in enumerate(names) if len(_key(n)) >= MIN_SEEN_NAME and _key(n) in key]
+        held = [i for i, k in enumerate(keys) if len(k) >= MIN_SEEN_NAME and k in key]
         freed = sum(len(names[i]) + 2 for i in held)
         if used - freed + len(name) + (2 if len(names) > len(held) else 0) > room:
             misses += 1
@@ -303,8 +304,9 @@ def add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown
             continue  # a shorter name further down may still fit
         misses = 0
         for i in reversed(held):
-            del names[i]
+            del names[i], keys[i]
         names.append(name)
+        keys.append(key)
         used = len(head) + len(", ".join(names))
         given += "\n" + name.lower()
         exact.add(key)

@@ -9,7 +9,7 @@ on their successor's line. Everything in force is ranked once
 from __future__ import annotations
 
 from .focus import rejected_ids, superseded_by
-from .rank_hot import facts_of, recency_key, scores
+from .rank_hot import best_first, facts_of, recency_key, scores
 from .restore_layout import file_path
 
 TYPE_CHECKING = False
@@ -83,7 +83,7 @@ class RestoreView:
         self.paths = {nid: file_path(nodes[nid], doc["project"]) for nid in self.by_kind.get("file", [])}
         #: Every node in force, best first (:func:`rolling_graph.rank_hot.scores`, fused once).
         self.score = scores(nodes, self.kind, r)
-        self.order = sorted(self.score, key=lambda i: (-self.score[i], i))
+        self.order = best_first(self.score)
 
     def what(self, nid: str) -> tuple[str, list[str]]:
         """What was done to a file (``facts.what``) as shown, and the code names it quotes

@@ -119,3 +119,13 @@ def test_without_the_transcript_the_hooks_heads_of_an_edit_still_name_what_it_re
                 old="def format_row(r), do: render_line(r) |> plain_li…", new="def format_row(row), do: row")
     names, new = mentions.event_names(edit)  # type: ignore[arg-type]
     assert names == ["format_row", "render_line"] and new == {"format_row"}  # the cut word is no name
+
+
+def test_a_write_to_the_harness_own_files_adds_no_names() -> None:
+    """A plan file under ~/.claude is the harness's: the gate drops its path, and its words
+    become no nodes (what the plan names comes in through ExitPlanMode instead)."""
+    doc = new_document("s")
+    plan = "## Plan\n1. Add `render_assistant_block_enriched` to TranscriptRenderer.render_message\n"
+    apply(doc, [tool("e3", "Write", f"Write /home/u/.claude/plans/x.md\n{plan}", [], new=plan,
+                     mentions=["render_assistant_block_enriched", "TranscriptRenderer.render_message"])])
+    assert not [n for n in doc["nodes"].values() if n["kind"] == "symbol"]

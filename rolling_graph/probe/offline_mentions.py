@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..filepaths import file_id
 from ..ids import name_id
 from . import tool_output as out
 from .offline_tools import NO_NAMES, whole_text
@@ -39,22 +40,12 @@ NEW_PER_WRITE = 60
 _EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 #: Tools whose event text opens with their input as plain text (rolling_graph.events).
 _LINE_TOOLS = frozenset({"Bash", "Read", "Glob", "LS"})
-_TOOL_EVENTS = frozenset({"PostToolUse", "PostToolUseFailure"})
 
 
 def _input_line(text: str) -> str:
     """The input part of a tool event's text: its first line (``$ mix test …``,
     ``Read lib/app.ex``); the rest is the tool's output."""
     return text.split("\n", 1)[0]
-
-
-#: The hook keeps this much of an edit's new code in the event text (rolling_graph.events).
-HEAD_CHARS = 600
-
-
-def _uncut(head: str) -> str:
-    """The hook's head of an edit's new code without the word its cut may have halved."""
-    return head.rsplit(None, 1)[0] if len(head) >= HEAD_CHARS and " " in head else head
 
 
 def event_names(event: PendingEvent, typed: Callable[[str], str] = str) -> tuple[list[str], set[str]]:
@@ -65,22 +56,20 @@ def event_names(event: PendingEvent, typed: Callable[[str], str] = str) -> tuple
     text = str(event.get("text") or "")
     raw = event.get("data")
     data: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    if kind in _TOOL_EVENTS:
+    if kind == "PostToolUse":  # (a failed call's event too: rolling_graph.events)
         tool = str(event.get("tool") or "")
         if tool in _EDIT_TOOLS:
-            # The transcript's whole input when the probe read it, else the hook's head of
-            # the new code (the event text after its first line).
             mentions = data.get("mentions")
             whole = [n for n in mentions if isinstance(n, str)] if isinstance(mentions, list) else []
-            if whole:
+            if whole:  # the transcript's whole input, read by the probe
                 new = [n for n in whole if not n.startswith("-")]
                 gone = [n[1:] for n in whole if n.startswith("-")]
-            else:  # no transcript: the hook's heads of the new and the replaced code
-                new = out.code_names(_uncut(text.partition("\n")[2]), NAMES_PER_EVENT)
+            else:  # no transcript: the heads of the new and the replaced code the hook kept
                 listed = data.get("edits")
                 edits: list[Any] = listed if tool == "MultiEdit" and isinstance(listed, list) else [data]
-                old = "\n".join(whole_text(str(e.get("old") or "")) for e in edits if isinstance(e, dict))
-                gone = [n for n in out.code_names(old, NAMES_PER_EVENT) if n not in set(new)]
+                new_code, old_code = ("\n".join(whole_text(str(e.get(k) or "")) for e in edits if isinstance(e, dict)) for k in ("new", "old"))
+                new = out.code_names(new_code, NAMES_PER_EVENT)
+                gone = [n for n in out.code_names(old_code, NAMES_PER_EVENT) if n not in set(new)]
             return list(dict.fromkeys(new + gone))[:NAMES_PER_EVENT], set(new)
         if tool == "Grep":
             return out.pattern_names(str(data.get("pattern") or _input_line(text))), set()
@@ -106,13 +95,13 @@ def fold_mentions(p: Proposal, events: list[PendingEvent], typed: Callable[[str]
         seq = event_seq(event)
         names, new = event_names(event, typed)
         touched: set[str] = set()
-        code = True
-        for raw in event.get("paths", [])[:6]:
-            path = p.path(raw)
-            if path:
-                touched.update(files.get(path.rpartition("/")[2].lower(), ()))
-                code = code and path.rpartition(".")[2].lower() not in NO_NAMES
-        # New names only from code (a stylesheet's or a page's words are no code names).
+        paths = [path for raw in event.get("paths", [])[:6] if (path := p.path(raw))]
+        for path in paths:
+            if p.kind_of(file_id(path)) == "file":
+                touched.add(file_id(path))
+        # New names only from the project's code: not from a stylesheet's or a page's words,
+        # nor from the harness's own files (a plan file: its path is no project path).
+        code = bool(paths) and all(path.rpartition(".")[2].lower() not in NO_NAMES for path in paths)
         cap = 0 if not code else NEW_PER_WRITE if event.get("tool") == "Write" else NEW_PER_EDIT
         for name in names:
             nid = name_id(name)
@@ -135,7 +124,7 @@ def _file_names(event: PendingEvent, typed: Callable[[str], str]) -> list[str]:
     text = str(event.get("text") or "")
     if event.get("event") == "UserPromptSubmit":
         line = typed(text)
-    elif event.get("event") in _TOOL_EVENTS and event.get("tool") in _LINE_TOOLS:
+    elif event.get("event") == "PostToolUse" and event.get("tool") in _LINE_TOOLS:
         line = _input_line(text)
     else:
         return []

@@ -21,6 +21,7 @@ from rolling_graph.clock import parse_iso
 from rolling_graph.config import Settings
 from rolling_graph.model import DOMAINS, KINDS, LABEL_MAX, SUMMARY_MAX, VERBS
 from rolling_graph.project import project_key
+from rolling_graph.rank_hot import count, facts_of
 from rolling_graph.reconcile import db, embeddings, keys, merge, resume, upsert, warm_facts
 from rolling_graph.reconcile.embed_alongside import EmbedAlongside, pending, store_pending
 from rolling_graph.redact import redact
@@ -91,9 +92,7 @@ def _clean_nodes(doc: GraphDoc, now: datetime, nodes: dict[str, Any] | None = No
         last = _time(raw["last_activated"], now)
         # A session's uses of a node: its activations (at most one a probe batch), or the
         # events whose input named it, whichever says more (rolling_graph.probe.offline_mentions).
-        facts = raw.get("facts")
-        mentions = facts.get("mentions", 0) if isinstance(facts, dict) else 0
-        uses = max(raw["activations"], mentions if isinstance(mentions, int) else 0)
+        uses = max(raw["activations"], count(facts_of(raw), "mentions"))
         summary = raw.get("summary")
         kind = raw["kind"] if raw["kind"] in KINDS else "concept"
         out.append(
