@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Container
     from typing import Any
 
+    from .sidecar import IndexPart
     from .types import HookOutput, HookState, PendingEvent, SessionDoc
 
 #: CLI event name → Claude Code's hook_event_name.
@@ -148,8 +149,9 @@ def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event_n
     now = settings.clock.now_iso()
     _ensure_session(store, sid, payload)
     sync = settings.probe.mode == "sync"
-    with store.hook_transaction(sid) as view:
-        event, reasons = _gate_event(view.state, event_name, payload, now, settings, view.index["nodes"])
+    part: IndexPart = "full" if event_name == "UserPromptSubmit" else "tool"  # a tool result reads less of the index
+    with store.hook_transaction(sid, index=part) as view:
+        event, reasons = _gate_event(view.state, event_name, payload, now, settings, view.node_ids)
         text = "" if (reasons and sync) else inject.speak(view, event_name, event, settings)
         notice = _cap_notice(view.state)
     if event_name == "UserPromptSubmit" and view.state["counters"]["prompts"] == 1:
@@ -157,7 +159,7 @@ def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event_n
     if reasons:
         _start_probe(store, settings, sid)
         if sync:  # the probe has run: tell the model what it found for this very event
-            with store.hook_transaction(sid) as view:
+            with store.hook_transaction(sid, index=part) as view:
                 text = inject.speak(view, event_name, event, settings)
                 notice = notice or _cap_notice(view.state)
     return _output(event_name, text, notice)
@@ -197,7 +199,7 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload:
     if summary and sync:  # the probe runs first, so the block below already holds what it found
         _ensure_session(store, sid, payload)
         with store.hook_transaction(sid) as view:
-            _gate_event(view.state, "CompactSummary", {"text": summary}, settings.clock.now_iso(), settings, view.index["nodes"])
+            _gate_event(view.state, "CompactSummary", {"text": summary}, settings.clock.now_iso(), settings, view.node_ids)
         _start_probe(store, settings, sid)
     # One locked read of the graph serves a new session's creation, the summary's queueing,
     # the resume merge and the block (a 2,000-node graph costs ~10 ms a parse); the graph
@@ -250,7 +252,7 @@ def on_flush(store: SidecarStore, settings: Settings, sid: str, trigger: str) ->
 def _request_probe(store: SidecarStore, sid: str, reason: str) -> bool:
     """Mark the session's pending batch as wanting a probe (the caller has seen one); False
     when another process took it meanwhile."""
-    with store.hook_transaction(sid, index=False) as view:
+    with store.hook_transaction(sid, index="none") as view:
         gate = view.state["gate"]
         if not gate["pending"]:
             return False

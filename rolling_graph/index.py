@@ -5,16 +5,18 @@ takes longer than the rest of the hook together, yet most events end in silence:
 new, no node named, no decision behind the file a tool touched. So whoever writes the
 graph also writes ``<sid>.index.json`` beside it::
 
-    {"version": 2, "journal_seq": 41, "journal_bytes": 18234,
-     "nodes": {"use-postgresql": {"label": "use postgresql for the warm store", "weight": 0.82,
-                                  "kind": "correction", "source": "e12"}, ...},
+    {"version": 3, "journal_seq": 41, "journal_bytes": 18234,
+     "ids": ["use-postgresql", "src-db-py", ...],    # the nodes, as columns in graph order
+     "labels": ["use postgresql for the warm store", "src/db.py", ...],   # lowercased
+     "kinds": ["correction", "file", ...], "weights": [0.82, 0.4, ...],
+     "sources": ["e12", "", ...],                     # the source event of a node with only one
      "focus": [...],
      "fp": {"use-postgresql": "9c1e0a2b", ...},      # ledger fingerprints of nodes that can be news
      "rev": {"use-postgresql": 41, ...},             # journal seq at which that fingerprint appeared
      "file_intents": {"src-db-py": ["use-postgresql"], ...}}
 
-``nodes`` maps id → lowercase label, weight, kind and the node's source event when it has
-only one (:class:`~rolling_graph.types.HookIndex`). The index is derived and never
+and ``<sid>.tool-index.json``, the part a tool result reads (:func:`build_tool_index`).
+See :class:`~rolling_graph.types.HookIndex`. The index is derived and never
 authoritative: one that is missing, unreadable, of another version or older than the
 journal is ignored (the hook then rebuilds it from the graph). Pure functions here; the
 store does the file I/O.
@@ -30,10 +32,13 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from .types import GraphDoc, HookIndex, IndexNode, Ledger
+    from .types import GraphDoc, HookIndex, Ledger, ToolIndex
 
-#: 2: nodes as named entries (1 had positional lists); an index of another version is rebuilt.
-INDEX_VERSION = 2
+#: 3: nodes as columns (2 had a dict per node, 1 positional lists); an index of another
+#: version is rebuilt.
+INDEX_VERSION = 3
+#: The node columns of an index, each a list as long as ``ids``.
+COLUMNS = ("ids", "labels", "kinds", "weights", "sources")
 _INTENT = ("decision", "correction", "preference")
 
 
@@ -58,12 +63,6 @@ def build_index(graph: GraphDoc, previous: Mapping[str, Any] | None = None) -> H
                 file_intents.setdefault(other, []).append(nid)
         for path in nodes[nid].get("files", ()):
             file_intents.setdefault(file_id(path), []).append(nid)
-    compact: dict[str, IndexNode] = {}
-    for nid, n in nodes.items():
-        entry: IndexNode = {"label": n["label"].lower(), "weight": round(n["weight"], 3), "kind": n["kind"]}
-        if len(n["sources"]) == 1:
-            entry["source"] = n["sources"][0]
-        compact[nid] = entry
     seq = graph["journal_seq"]
     fp = {nid: fingerprint(nid, graph, adj) for nid in speakable}
     old_fp = _map(previous, "fp")
@@ -73,12 +72,47 @@ def build_index(graph: GraphDoc, previous: Mapping[str, Any] | None = None) -> H
         "version": INDEX_VERSION,
         "journal_seq": seq,
         "journal_bytes": graph.get("journal_bytes", 0),
-        "nodes": compact,
+        "ids": list(nodes),
+        "labels": [n["label"].lower() for n in nodes.values()],
+        "kinds": [n["kind"] for n in nodes.values()],
+        "weights": [round(n["weight"], 3) for n in nodes.values()],
+        "sources": [n["sources"][0] if len(n["sources"]) == 1 else "" for n in nodes.values()],
         "focus": focus,
         "fp": fp,
         "rev": rev,
         "file_intents": {k: sorted(set(v)) for k, v in file_intents.items()},
     }
+
+
+#: The tool index's version; one of another version is ignored (the full index is read).
+TOOL_INDEX_VERSION = 1
+
+
+def build_tool_index(index: HookIndex) -> ToolIndex:
+    """What a tool result reads of ``index``: the node ids (is a name new to the graph?) and
+    the decisions tied to files, with their fingerprints (:func:`tool_news`). A tool result
+    comes 150–250 times a session; on a 2,000-node graph this is a quarter of the index to
+    parse."""
+    tied = {nid for ids in index["file_intents"].values() for nid in ids}
+    return {
+        "version": TOOL_INDEX_VERSION,
+        "journal_seq": index["journal_seq"],
+        "journal_bytes": index["journal_bytes"],
+        "ids": index["ids"],
+        "file_intents": index["file_intents"],
+        "fp": {nid: f for nid, f in index["fp"].items() if nid in tied},
+    }
+
+
+def tool_view(tool: ToolIndex) -> tuple[HookIndex, frozenset[str]]:
+    """The hook index a tool result works with (no labels, no news order: a tool result
+    only hears of decisions tied to its files) and the graph's node ids."""
+    index: HookIndex = {
+        "version": INDEX_VERSION, "journal_seq": tool["journal_seq"], "journal_bytes": tool["journal_bytes"],
+        "ids": [], "labels": [], "kinds": [], "weights": [], "sources": [],
+        "focus": [], "fp": tool["fp"], "rev": {}, "file_intents": tool["file_intents"],
+    }
+    return index, frozenset(tool["ids"])
 
 
 def _map(index: Mapping[str, Any] | None, key: str) -> Mapping[str, Any]:
@@ -108,9 +142,8 @@ def named_in(index: HookIndex, text: str, exclude_source: str | None = None) -> 
     """The nodes the text names, in graph order, as :func:`rolling_graph.render.mentions`
     decides (a node whose only source is ``exclude_source`` does not count)."""
     low = text.lower()
-    return [nid for nid, n in index["nodes"].items()
-            if n["kind"] not in NOT_NAMED_KINDS and not (exclude_source and n.get("source") == exclude_source)
-            and names(low, nid, n["label"])]
+    return [nid for nid, label, kind, source in zip(index["ids"], index["labels"], index["kinds"], index["sources"], strict=True)
+            if kind not in NOT_NAMED_KINDS and not (exclude_source and source == exclude_source) and names(low, nid, label)]
 
 
 #: Most nodes the ledger keeps owing (news that did not fit a budget), most important first.
@@ -122,17 +155,18 @@ def delta_order(index: HookIndex, ledger: Ledger) -> tuple[list[str], dict[str, 
     (``_seq``) and differs from what was told, plus what is still owed; most important
     first (intent before names, focus first, then weight). Old nodes never told are not
     news: the full block on startup, resume and compaction carries what matters."""
-    fp, rev, nodes, told = index["fp"], index["rev"], index["nodes"], ledger["told"]
+    fp, rev, told = index["fp"], index["rev"], ledger["told"]
     seen = ledger["seq"]
     fresh = {nid: f for nid, f in fp.items() if rev.get(nid, 0) > seen and told.get(nid) != f}
     for nid in ledger["owed"]:
         if nid in fp and told.get(nid) != fp[nid]:
             fresh[nid] = fp[nid]
+    if not fresh:
+        return [], fresh
     focus = set(index["focus"])
-    order = sorted(
-        (n for n in fresh if n in nodes),
-        key=lambda i: (nodes[i]["kind"] not in INTENT_KINDS, i not in focus, -nodes[i]["weight"], i),
-    )
+    kinds, weights = index["kinds"], index["weights"]
+    at = {nid: i for i, nid in enumerate(index["ids"]) if nid in fresh}
+    order = sorted(at, key=lambda i: (kinds[at[i]] not in INTENT_KINDS, i not in focus, -weights[at[i]], i))
     return order, fresh
 
 

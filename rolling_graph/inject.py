@@ -66,7 +66,8 @@ class DocView:
         self.doc = doc
         self.state = doc
         self.index: HookIndex = {
-            "version": 0, "journal_seq": doc["journal_seq"], "journal_bytes": 0, "nodes": {}, "focus": [], "fp": {}, "rev": {}, "file_intents": {},
+            "version": 0, "journal_seq": doc["journal_seq"], "journal_bytes": 0, "ids": [], "labels": [], "kinds": [], "weights": [],
+            "sources": [], "focus": [], "fp": {}, "rev": {}, "file_intents": {},
         }
 
     def graph(self) -> SessionDoc:

@@ -18,8 +18,14 @@ from .sidecar_files import SessionFiles, dumps, graph_part, no_index
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Container
+    from typing import Literal
+
     from .config import Settings
     from .types import GateState, GraphDoc, HookIndex, HookState, JournalEntry, PatchOp, PendingEvent, SessionDoc
+
+    #: Which index a hook view reads (:meth:`SidecarStore.hook_transaction`).
+    IndexPart = Literal["full", "tool", "none"]
 
 #: Bytes the overflow file may hold: events past the queue's bound (``gate.QUEUE_MAX``) while
 #: a probe runs. Past it an event is dropped, counted in ``gate["dropped"]`` and journaled by
@@ -71,18 +77,28 @@ class _HookView:
     """``with store.hook_transaction(sid) as view``: ``view.state`` (gate, ledger,
     counters; written back on exit), ``view.index`` and ``view.graph()``."""
 
-    def __init__(self, store: SidecarStore, sid: str, with_index: bool = True) -> None:
-        self.store, self.sid, self.with_index = store, sid, with_index
+    def __init__(self, store: SidecarStore, sid: str, index: IndexPart = "full") -> None:
+        self.store, self.sid, self.part = store, sid, index
         self.lock = store.lock(sid)
         self.state: HookState
         self.index: HookIndex
+        self.node_ids: Container[str]  # the graph's node ids
         self._graph: GraphDoc | None = None
 
     def __enter__(self) -> _HookView:
         self.lock.__enter__()
         try:
             self.state = self.store.load_state(self.sid)
-            self.index = self._load_index() if self.with_index else no_index()
+            tool = self.store.load_tool_index(self.sid) if self.part == "tool" else None
+            if tool is not None:
+                from .index import tool_view
+
+                self.index, self.node_ids = tool_view(tool)
+            else:
+                self.index = self._load_index() if self.part != "none" else no_index()
+                self.node_ids = frozenset(self.index["ids"])
+                if self.part == "tool" and self.index["version"]:  # e.g. written before tool indexes
+                    self.store._write_tool_index(self.sid, self.index)
         except BaseException:
             self.lock.__exit__()
             raise
@@ -217,9 +233,10 @@ class SidecarStore(SessionFiles):
         return events, bad
 
     # -- transactions ----------------------------------------------------------------------
-    def hook_transaction(self, sid: str, *, index: bool = True) -> _HookView:
-        """The hook's locked read-modify-write of its state, with the index at hand (unless
-        ``index=False``) and the full graph parsed only if :meth:`_HookView.graph` is called."""
+    def hook_transaction(self, sid: str, *, index: IndexPart = "full") -> _HookView:
+        """The hook's locked read-modify-write of its state, with the index at hand (``"tool"``:
+        only what a tool result reads, :func:`rolling_graph.index.tool_view`; ``"none"``) and
+        the full graph parsed only if :meth:`_HookView.graph` is called."""
         return _HookView(self, sid, index)
 
     def transaction(self, sid: str, *, graph: bool = True) -> _Transaction:

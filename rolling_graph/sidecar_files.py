@@ -8,6 +8,8 @@ Files, in ``$ROLLING_GRAPH_HOME/sessions/``:
   few kilobytes rather than a graph of thousands of nodes.
 * ``<sid>.index.json``    — the hook index (:mod:`rolling_graph.index`): derived from the
   graph whenever it is written, so most hook events need not parse the graph at all.
+* ``<sid>.tool-index.json`` — the part of the index a tool result reads (node ids, the
+  decisions tied to files): written with it, a quarter of it to parse on a big graph.
 * ``<sid>.graph.cache``   — a read cache of the graph file in :mod:`marshal` format, which
   this interpreter loads in about half the time of the JSON (a 2,000-node graph: ~9 ms
   against ~19 ms). Derived, never fsynced, used only when it names the exact graph file
@@ -37,9 +39,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
     from pathlib import Path
+    from typing import Any
 
     from .config import DecaySettings, Settings
-    from .types import GraphDoc, HookIndex, HookState, JournalEntry, SessionDoc
+    from .types import GraphDoc, HookIndex, HookState, JournalEntry, SessionDoc, ToolIndex
 
 #: Keys of the combined document that live in the state file rather than the graph file.
 STATE_KEYS = ("gate", "ledger", "counters")
@@ -90,9 +93,26 @@ def _read_cache(path: str, graph_stat: os.stat_result) -> GraphDoc | None:
     return cached
 
 
+def shared_values(value: Any, memo: dict[str, str] | None = None) -> Any:
+    """``value`` (JSON-shaped) with equal strings as one object. :mod:`marshal`
+    writes an object it has seen as a reference to it, so the cache of a graph whose nodes
+    share kinds, domains and timestamps is a third smaller and loads a third faster (a
+    2,000-node graph: ~5 ms -> ~3.5 ms, which a prompt naming a node waits for)."""
+    if memo is None:
+        memo = {}
+    if isinstance(value, dict):
+        return {shared_values(k, memo): shared_values(v, memo) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shared_values(v, memo) for v in value]
+    if isinstance(value, str):
+        return memo.setdefault(value, value)
+    return value
+
+
 def no_index() -> HookIndex:
     """The index of a session without a graph: nothing to find in it (never written)."""
-    return {"version": 0, "journal_seq": 0, "journal_bytes": 0, "nodes": {}, "focus": [], "fp": {}, "rev": {}, "file_intents": {}}
+    return {"version": 0, "journal_seq": 0, "journal_bytes": 0, "ids": [], "labels": [], "kinds": [], "weights": [], "sources": [],
+            "focus": [], "fp": {}, "rev": {}, "file_intents": {}}
 
 
 class SessionFiles:
@@ -216,27 +236,49 @@ class SessionFiles:
         gpath = self._path(sid, "graph.json")
         write_atomic(gpath, dumps(graph))
         try:
-            blob = marshal.dumps((_cache_key(), _signature(os.stat(gpath)), graph))  # type: ignore[arg-type]  # a TypedDict is a dict
+            blob = marshal.dumps((_cache_key(), _signature(os.stat(gpath)), shared_values(graph)))
             write_atomic(self._path(sid, "graph.cache"), blob, durable=False)
         except (OSError, ValueError):  # no cache: readers parse the JSON
             pass
         self._write_index(sid, graph)
 
     def _write_index(self, sid: str, graph: GraphDoc) -> HookIndex:
+        """The hook index and the tool index, from ``graph`` (derived: no fsync)."""
         from .index import build_index
 
         index = build_index(graph, read_json(self._path(sid, "index.json")))
-        write_atomic(self._path(sid, "index.json"), dumps(index), durable=False)  # derived: no fsync
+        self._write_tool_index(sid, index)
+        write_atomic(self._path(sid, "index.json"), dumps(index), durable=False)
         return index
+
+    def _write_tool_index(self, sid: str, index: HookIndex) -> None:
+        from .index import build_tool_index
+
+        write_atomic(self._path(sid, "tool-index.json"), dumps(build_tool_index(index)), durable=False)
+
+    def load_tool_index(self, sid: str) -> ToolIndex | None:
+        """The tool index, or None when missing, unreadable, of another version or older
+        than the journal (the caller then reads the full index)."""
+        from .index import TOOL_INDEX_VERSION
+
+        raw = read_json(self._path(sid, "tool-index.json"))
+        if not raw or raw.get("version") != TOOL_INDEX_VERSION or not isinstance(raw.get("ids"), list):
+            return None
+        if raw.get("journal_bytes") != journal_mod.journal_size(self._path(sid, "journal.jsonl")):
+            return None
+        tool: ToolIndex = raw  # type: ignore[assignment]  # written only by _write_index: its version says its shape
+        return tool
 
     def load_index(self, sid: str) -> HookIndex | None:
         """The hook index, or None when missing, unreadable, of another version (the
         caller then rebuilds it from the graph) or older than the journal."""
-        from .index import INDEX_VERSION
+        from .index import COLUMNS, INDEX_VERSION
 
         raw = read_json(self._path(sid, "index.json"))
         if not raw or raw.get("version") != INDEX_VERSION:
             return None
+        if len({len(raw[c]) if isinstance(raw.get(c), list) else -1 for c in COLUMNS}) != 1:
+            return None  # columns of different lengths: not an index this code wrote
         if raw.get("journal_bytes") != journal_mod.journal_size(self._path(sid, "journal.jsonl")):
             return None
         index: HookIndex = raw  # type: ignore[assignment]  # written only by _write_index: its version says its shape

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import pytest
 from conftest import context_of, prompt_payload
 
 from rolling_graph.config import load_settings
@@ -113,21 +114,28 @@ def test_a_state_file_with_the_older_flat_ledger_is_converted() -> None:
     assert state["counters"]["events"] == 0
 
 
-def test_an_index_of_the_older_positional_format_is_rebuilt() -> None:
+@pytest.mark.parametrize("older", ["positional", "a dict per node", "columns of different lengths"])
+def test_an_index_of_an_older_format_is_rebuilt(older: str) -> None:
     store = _store()
     _seed(store)
     index_path = store.graph_path(SID).with_name(f"{SID}.index.json")
-    old = json.loads(index_path.read_text())
-    assert old["version"] == INDEX_VERSION and old["nodes"]["use-postgresql"]["kind"] == "decision"
-    old["version"] = 1
-    old["nodes"] = {nid: [n["label"], n["weight"], n["kind"], None] for nid, n in old["nodes"].items()}
+    current = json.loads(index_path.read_text())
+    assert current["version"] == INDEX_VERSION
+    at = current["ids"].index("use-postgresql")
+    assert current["kinds"][at] == "decision"
+    columns = list(zip(current["ids"], current["labels"], current["weights"], current["kinds"], strict=True))
+    if older == "positional":  # version 1
+        old = {**current, "version": 1, "nodes": {nid: [label, w, kind, None] for nid, label, w, kind in columns}}
+    elif older == "a dict per node":  # version 2
+        old = {**current, "version": 2, "nodes": {nid: {"label": label, "weight": w, "kind": kind} for nid, label, w, kind in columns}}
+    else:
+        old = {**current, "labels": current["labels"][:-1]}
     index_path.write_text(json.dumps(old))
 
     out = handle_event("user-prompt-submit", prompt_payload(SID, "what about use-postgresql?"), load_settings())
     assert "Use PostgreSQL for the warm store" in context_of(out)  # the named node, found through the index
     rebuilt = json.loads(index_path.read_text())
-    assert rebuilt["version"] == INDEX_VERSION
-    assert rebuilt["nodes"]["use-postgresql"] == {"label": "use postgresql for the warm store", "weight": 0.8, "kind": "decision"}
+    assert rebuilt == current
 
 
 def test_the_declared_types_cost_the_hook_nothing() -> None:

@@ -199,6 +199,20 @@ def test_reads_of_an_unchanged_graph_come_from_its_cache(monkeypatch: pytest.Mon
     assert "postgresql" in store.load("s1")["nodes"]
 
 
+def test_the_graph_cache_holds_the_graph_with_equal_strings_stored_once() -> None:
+    import marshal
+
+    store = _store()
+    ops = [op for name in ("PostgreSQL", "Redis", "Kafka") for op in _add_node_ops(name)]
+    store.apply_ops("s1", ops, kind="patch", rationale="r1")
+    graph = json.loads(store.graph_path("s1").read_text())
+    _, _, cached = marshal.loads(Path(store._path("s1", "graph.cache")).read_bytes())
+    assert cached == graph
+    a, b = cached["nodes"]["postgresql"], cached["nodes"]["redis"]
+    assert a["kind"] == b["kind"] and a["kind"] is b["kind"], "one object: marshal writes the second as a reference"
+    assert a["domain"] is b["domain"] and a["last_activated"] is b["last_activated"]
+
+
 def test_a_graph_file_replaced_behind_the_caches_back_is_read_from_the_file() -> None:
     from rolling_graph.atomic import write_atomic
 
