@@ -37,6 +37,9 @@ class RestoreSettings(_Strategy):
     #: give): next to Claude's summary, the names are what a memory gives back best.
     names_share = 0.45
     earlier_requests = 2
+    #: Done tasks: ``list`` them after the open ones, or ``count`` them (``· 3 done``): a
+    #: new session needs what the last one left open, not what it finished.
+    done_tasks = "list"
     request_chars = 160
     earlier_request_chars = 90
     task_chars = 60
@@ -122,6 +125,10 @@ def add_tasks(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]
 
     tasks.sort(key=order)
     head = "Open tasks: " if any(status != "done" for status, _ in tasks) else "Tasks (all done): "
+    done = sum(status == "done" for status, _ in tasks)
+    if s.done_tasks == "count" and len(tasks) > done:
+        tasks = tasks[: len(tasks) - done]  # done ones sort last
+        head = f"Open tasks ({done} done): " if done else head
     # The task list is what the block must state: labels shorten until the first one fits,
     # and the shortest form may use room kept for the names.
     for chars in dict.fromkeys((s.task_chars, s.task_chars * 2 // 3, MIN_TASK_CHARS)):

@@ -83,6 +83,23 @@ def test_the_request_comes_first_and_open_tasks_before_done_ones() -> None:
     assert line_with(text, "Request (user)") < line_with(text, "Open tasks:") < line_with(text, "Decisions in force:") < line_with(text, "Working set:")
 
 
+def test_a_new_session_lists_what_the_last_one_left_open_and_counts_what_it_finished() -> None:
+    doc = billing_session()
+    node(doc, "t-done-2", "write the migration for the proration flag", "task", status="completed", seq=65)
+    for source in ("startup", "clear"):
+        text, shown = restore_block(doc, R, source)
+        tasks = lines(text)[line_with(text, "Open tasks")]
+        assert tasks == "Open tasks (2 done): [in_progress] fix double proration in billing/proration.py · [pending] add a regression test for annual upgrades"
+        assert "t-done" not in shown and "reproduce with the fixture customer" not in text
+    # After a compaction the session's own finished tasks are still listed (what is done).
+    assert "[done] reproduce with the fixture customer" in restore_block(doc, R, "compact")[0]
+    # Nothing open: the done tasks are the list.
+    for nid in ("t-now", "t-next"):
+        doc["nodes"][nid]["facts"]["status"] = "completed"
+    text, _ = restore_block(doc, R, "startup")
+    assert "Tasks (all done): [done] " in text
+
+
 def test_a_superseded_decision_is_shown_only_as_superseded() -> None:
     text, _ = restore_block(billing_session(fillers=50), R, "compact")
     decision = lines(text)[line_with(text, "apply_plan_change` (not in the webhook)")]
