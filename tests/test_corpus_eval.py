@@ -26,6 +26,7 @@ from rolling_graph.corpus_eval import (
     FIGURES,
     baseline_scores,
     compaction_targets,
+    gaps,
     list_block,
     names_in,
     ranked_lists,
@@ -143,6 +144,19 @@ def test_compaction_targets_follow_the_readme_definitions(tmp_path: Path) -> Non
     assert set(scores["best"]) == set(FIGURES)
 
 
+def test_gaps_name_what_only_the_list_or_only_the_block_recalls(tmp_path: Path) -> None:
+    events = list(parse_transcript(small_session(tmp_path)))
+    [c] = compaction_targets(events)
+    [content] = compaction_targets(events, metric="content")
+    assert c.next40 == {"beta_two.py", "file_path"} and content.next40 == {"beta_two.py"}
+    gap = gaps(c, "Also touched: beta_two.py, gamma_three.py", 400, content)
+    assert gap["list_only"] == [{"name": "file_path", "content": False}], "a tool-schema key: only the README measure counts it"
+    assert gap["graph_only"] == [] and gap["list"] in ("recent", "frequent")
+    # Past the budget the block recalls nothing: it is cut like every method.
+    assert gaps(c, "x" * 1200 + " beta_two.py", 400, content)["list_only"] == [
+        {"name": "beta_two.py", "content": True}, {"name": "file_path", "content": False}]
+
+
 def test_eval_command_measures_transcripts_and_shows_blocks(tmp_path: Path) -> None:
     from rolling_graph.cli.eval import register
 
@@ -160,6 +174,8 @@ def test_eval_command_measures_transcripts_and_shows_blocks(tmp_path: Path) -> N
     shown = CliRunner().invoke(app, ["eval", "--transcripts", str(path), "--mode", "sync", "--budget", "400", "--show-blocks", "--jobs", "1"])
     assert shown.exit_code == 0, shown.output
     assert "graph-sync @ 400 tokens" in shown.output and compaction["budgets"]["400"]["blocks"]["graph-sync"][:40] in shown.output
+    assert set(compaction["budgets"]["400"]["gaps"]["graph-sync"]) == {"list", "list_only", "graph_only"}
+    assert "next-40 names only the most " in " ".join(shown.output.split())
     bad = CliRunner().invoke(app, ["eval", "--transcripts", str(tmp_path / "missing.jsonl")])
     assert bad.exit_code == 1
 

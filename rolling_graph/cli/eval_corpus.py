@@ -84,6 +84,19 @@ def render_blocks(report: dict[str, Any], console: Console) -> None:
                         continue
                     console.rule(f"{_short(session)} compaction #{n} · {method} @ {budget} tokens · {len(text)} chars")
                     console.print(text or "(nothing injected)", markup=False, highlight=False)
+                    gap = entry.get("gaps", {}).get(method)
+                    if gap:
+                        console.print(f"[dim]next-40 names only the {LABELS.get(gap['list'], gap['list'])} list recalls: "
+                                      f"{_names(gap['list_only'])}; only this block: {_names(gap['graph_only'])} "
+                                      "(* not counted by the content measure: a tool-schema key, an escape artefact or a placeholder)[/dim]",
+                                      highlight=False)
                 recent = entry["blocks"].get("recent", "")
                 console.rule(f"{_short(session)} compaction #{n} · most recent names @ {budget} (first 300 chars)")
                 console.print(recent[:300] + ("…" if len(recent) > 300 else ""), markup=False, highlight=False)
+
+
+def _names(side: list[dict[str, Any]]) -> str:
+    """``a, b*, c`` (``*``: not a name the content measure counts); ``none``."""
+    from rich.markup import escape
+
+    return escape(", ".join(f"{g['name']}{'' if g['content'] else '*'}" for g in side)) or "none"
