@@ -106,7 +106,7 @@ def register(app: typer.Typer) -> None:
         mode: Annotated[list[str] | None, typer.Option("--mode", help="With --transcripts: probe mode(s), sync and/or async (default both).")] = None,
         project: Annotated[Path | None, typer.Option("--project", help="With --transcripts: the project directory the sessions belong to; every "
                                                      "replayed event's cwd (the recorded one need not exist here).")] = None,
-        show_blocks: Annotated[bool, typer.Option("--show-blocks", help="With --transcripts: print every restore block as injected.")] = False,
+        show_blocks: Annotated[bool, typer.Option("--show-blocks", help="With --transcripts: print every restore block as injected, with the next-40 names only the best list recalls and those only the block does.")] = False,
         jobs: Annotated[int, typer.Option("--jobs", min=1, help="With --transcripts: replays run at a time.")] = 2,
         chain: Annotated[list[Path] | None, typer.Option(
             "--chain", help="Measure these recorded sessions of ONE project (more may follow as arguments), replayed in time "
