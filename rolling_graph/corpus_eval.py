@@ -225,12 +225,14 @@ def baseline_scores(compaction: Compaction, budget_tokens: int) -> dict[str, dic
     return out
 
 
-def gaps(compaction: Compaction, text: str, budget_tokens: int, content: Compaction | None = None) -> dict[str, Any]:
+def gaps(compaction: Compaction, text: str, budget_tokens: int, content: Compaction | None = None,
+         lists: dict[str, str] | None = None) -> dict[str, Any]:
     """Where the graph's block and the best list (by next-40) part, in next-40 names: those
     only the list recalls and those only the block does, each marked ``content`` when the
     content measure counts it too (``content``: the same compaction counted that way; a
-    name it does not count is a tool-schema key, an escape artefact or a placeholder)."""
-    lists = baseline_blocks(compaction, budget_tokens)
+    name it does not count is a tool-schema key, an escape artefact or a placeholder).
+    ``lists``: :func:`baseline_blocks` of the compaction at this budget, when at hand."""
+    lists = lists or baseline_blocks(compaction, budget_tokens)
     best = max(lists, key=lambda kind: (recall(set(compaction.next40), lists[kind]) or 0.0, kind == "recent"))
     block, listed = text[: budget_chars(budget_tokens)].lower(), lists[best].lower()
     counted = content.next40 if content is not None else compaction.next40
@@ -310,9 +312,9 @@ def _session_report(path: Path, events: Sequence[HookEvent], compactions: Sequen
             }
             for kind, figures in baseline_scores(cc, budget).items():
                 content_methods[kind] = {f: _round(v) for f, v in figures.items()}
-            per_budget[str(budget)] = {"methods": methods, "content": content_methods,
-                                       "blocks": {**blocks, **baseline_blocks(c, budget)},
-                                       "gaps": {name: gaps(c, text, budget, cc) for name, text in blocks.items()}}
+            lists = baseline_blocks(c, budget)
+            per_budget[str(budget)] = {"methods": methods, "content": content_methods, "blocks": {**blocks, **lists},
+                                       "gaps": {name: gaps(c, text, budget, cc, lists) for name, text in blocks.items()}}
         out.append({"index": c.index, "sizes": {f: len(s) for f, s in c.targets().items()},
                     "content_sizes": {f: len(s) for f, s in content[c.index].targets().items()}, "summary_chars": len(c.summary),
                     "budgets": per_budget})

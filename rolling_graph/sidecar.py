@@ -97,7 +97,8 @@ class _HookView:
             else:
                 self.index = self._load_index() if self.part != "none" else no_index()
                 self.node_ids = frozenset(self.index["ids"])
-                if self.part == "tool" and self.index["version"]:  # e.g. written before tool indexes
+                if self.part == "tool" and self.index["version"] and self._graph is None:
+                    # Read from its file (a rebuild writes both): e.g. written before tool indexes.
                     self.store._write_tool_index(self.sid, self.index)
         except BaseException:
             self.lock.__exit__()

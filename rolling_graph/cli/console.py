@@ -9,10 +9,12 @@ raise); :class:`Group`, the root command group of ``rgraph``, turns it into one 
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 import typer
@@ -36,6 +38,19 @@ def console() -> Console:
 def fail(message: str) -> UserError:
     """The error for a command that cannot do what it was asked; ``raise fail(...)``."""
     return UserError(message)
+
+
+def print_report(run: Callable[[], dict[str, Any]], render: Callable[[dict[str, Any], Console], None], as_json: bool) -> None:
+    """Measure (``run``) and print the report as JSON or through ``render``; a
+    ``ValueError`` from the measure is a configuration error: one actionable line."""
+    try:
+        found = run()
+    except ValueError as exc:
+        raise fail(str(exc)) from exc
+    if as_json:
+        typer.echo(json.dumps(found, indent=1))
+    else:
+        render(found, Console())
 
 
 def log_path() -> str:

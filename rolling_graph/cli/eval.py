@@ -11,7 +11,6 @@ block after each compaction, in sync and async probe mode, next to the naive nam
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -20,7 +19,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from rolling_graph.cli.console import fail
+from rolling_graph.cli.console import fail, print_report
 from rolling_graph.cli.eval_corpus import render_corpus_report
 from rolling_graph.corpus_eval import MODES, run_corpus_eval
 from rolling_graph.evaluation import BASELINES, run_evaluation
@@ -130,15 +129,9 @@ def register(app: typer.Typer) -> None:
                        else "give the transcripts after --transcripts" if not transcripts else None)
             if problem:
                 raise fail(problem)
-            try:
-                corpus = run_corpus_eval(paths, budgets, tuple(dict.fromkeys(mode or MODES)), str(project) if project else None,
-                                         workers=jobs)
-            except ValueError as exc:  # a configuration error: one actionable line
-                raise fail(str(exc)) from exc
-            if as_json:
-                typer.echo(json.dumps(corpus, indent=1))
-                return
-            render_corpus_report(corpus, Console(), show_blocks)
+            print_report(lambda: run_corpus_eval(paths, budgets, tuple(dict.fromkeys(mode or MODES)), str(project) if project else None,
+                                                 workers=jobs),
+                         lambda report, console: render_corpus_report(report, console, show_blocks), as_json)
             return
         fixtures_dir = fixtures_dir or default_fixtures()
         if fixtures_dir is None:
@@ -146,8 +139,4 @@ def register(app: typer.Typer) -> None:
         if not fixtures_dir.is_dir() or not any(fixtures_dir.glob("*.gold.json")):
             raise fail(f"no *.gold.json fixtures in {fixtures_dir}; run fixtures/make_transcripts.py there, pass "
                        "--fixtures-dir DIR, or measure recorded sessions with --transcripts FILE.jsonl...")
-        report = run_evaluation(fixtures_dir, budgets, fixture or None)
-        if as_json:
-            typer.echo(json.dumps(report, indent=1))
-            return
-        render_report(report, Console())
+        print_report(lambda: run_evaluation(fixtures_dir, budgets, fixture or None), render_report, as_json)

@@ -5,16 +5,14 @@ Rendering only; the measure is :mod:`rolling_graph.reconcile.chain_eval`.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-import typer
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from rolling_graph.cli.console import fail
+from rolling_graph.cli.console import fail, print_report
 
 LABELS = {"graph": "graph (startup block)", "frequent": "most frequent", "recent": "most recent", "best": "best list"}
 EXPLAIN = (
@@ -91,11 +89,5 @@ def run_chain_command(paths: list[Path], budgets: list[int], project: Path | Non
                else None)
     if problem:
         raise fail(problem)
-    try:
-        report = run_chain_eval(paths, budgets, str(project) if project else None, mode=(modes or ["sync"])[0])
-    except ValueError as exc:  # a configuration error: one actionable line
-        raise fail(str(exc)) from exc
-    if as_json:
-        typer.echo(json.dumps(report, indent=1))
-        return
-    render_chain_report(report, Console(), show_blocks)
+    print_report(lambda: run_chain_eval(paths, budgets, str(project) if project else None, mode=(modes or ["sync"])[0]),
+                 lambda report, console: render_chain_report(report, console, show_blocks), as_json)
