@@ -18,7 +18,9 @@ LABELS = {"graph": "graph (startup block)", "frequent": "most frequent", "recent
 EXPLAIN = (
     "recall: of the names a new session's first {n} hook events use that earlier sessions of the project used, the share "
     "its SessionStart(startup) block holds; the naive lists are the earlier sessions' names, most frequent or most recent "
-    "first, in the same characters ({c} a token). chars: the block's length as injected."
+    "first, in the same characters ({c} a token). chars: the block's length as injected. (content): the same figures with "
+    "names counted in what the sessions say (tool-input values, not the tool schema's JSON keys like file_path/old_string, "
+    "no escape artefacts or redaction placeholders), for every method alike."
 )
 
 
@@ -44,6 +46,13 @@ def render_chain_report(report: dict[str, Any], console: Console, show_blocks: b
                 table.add_row(where if n == 0 else "", f"[bold]{label}[/bold]" if method == "graph" else label,
                               _pct(figures.get("recall")), str(figures.get("chars", "")))
             table.add_row("", "[dim]names[/dim]", f"[dim]{row['names']}[/dim]", "")
+            content = row.get("content") or {}
+            for method in ("graph", "best"):
+                if method in content.get("methods", {}):
+                    label = "graph" if method == "graph" else LABELS[method]
+                    table.add_row("", f"[italic]{label} (content)[/italic]", _pct(content["methods"][method].get("recall")), "")
+            if content:
+                table.add_row("", "[dim]content names[/dim]", f"[dim]{content['names']}[/dim]", "")
             table.add_section()
     console.print(table)
     console.print(f"[dim]{EXPLAIN.format(n=report['first_events'], c=report['chars_per_token'])}[/dim]")

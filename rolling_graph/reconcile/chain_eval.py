@@ -12,7 +12,10 @@ worktrees are one project). For each later session the measure is the corpus REA
   injected (from the resume snapshot the earlier sessions' reconciles wrote), cut to the
   budget's characters (3 a token);
 * **frequent / recent / best**: the earlier sessions' names touched so far, most frequent or
-  most recent first, joined with ", ", in the same characters.
+  most recent first, joined with ", ", in the same characters;
+* **content**: the same figures with names counted in what the sessions say (tool-input
+  values, not the tool schema's JSON keys such as ``old_string``), as ``rgraph eval
+  --transcripts`` reports them too.
 
 And whether the block states what the previous session was doing: its request (a request
 node of its own, not one the snapshot handed it) and its open items (tasks pending or in
@@ -66,12 +69,14 @@ class Later:
     target: frozenset[str]
 
 
-def later_targets(sessions: Sequence[chain.Recorded], window: int = FIRST_EVENTS) -> list[Later]:
-    """One :class:`Later` per session after the first."""
+def later_targets(sessions: Sequence[chain.Recorded], window: int = FIRST_EVENTS, metric: str = "readme") -> list[Later]:
+    """One :class:`Later` per session after the first, names counted the ``metric`` way
+    (:data:`rolling_graph.corpus_eval.METRICS`: ``readme``, or ``content`` without the
+    tool schema's JSON keys, escape artefacts and redaction placeholders)."""
     out: list[Later] = []
     before: list[tuple[str, ...]] = []
     for pos, rec in enumerate(sessions):
-        names = [tuple(n) for n in event_names(rec.events)]
+        names = [tuple(n) for n in event_names(rec.events, metric)]
         if pos:
             start = next((i + 1 for i, e in enumerate(rec.events) if e.hook_event_name == "SessionStart"), 0)
             seen = {n for event in before for n in event}
@@ -161,9 +166,10 @@ def _startup_block(step: chain.ChainStep) -> str:
     return (rec.injection or "") if rec else ""
 
 
-def _chain_report(sessions: Sequence[chain.Recorded], targets: Sequence[Later], steps: Sequence[chain.ChainStep],
+def _chain_report(targets: Sequence[Later], content: Sequence[Later], steps: Sequence[chain.ChainStep],
                   settings: Settings, budget: int) -> list[dict[str, Any]]:
     by_pos = {t.position: t for t in targets}
+    content_by_pos = {t.position: t for t in content}
     out = []
     for pos, step in enumerate(steps):
         if pos == 0:
@@ -176,6 +182,7 @@ def _chain_report(sessions: Sequence[chain.Recorded], targets: Sequence[Later], 
             "position": pos,
             "names": len(target.target),
             "methods": scores(target, block, budget),
+            "content": {"names": len(content_by_pos[pos].target), "methods": scores(content_by_pos[pos], block, budget)},
             "blocks": {"graph": block, **{k: list_block(v, budget) for k, v in lists.items()}},
             "recalled": sorted(n for n in target.target if n in block[: budget_chars(budget)].lower()),
             "previous": previous_report(steps[pos - 1], settings, block),
@@ -214,7 +221,7 @@ def run_chain_eval(paths: Sequence[str | Path], budgets: Sequence[int] = BUDGETS
     sessions = chain.in_time_order(paths)
     if len(sessions) < 2:
         raise ValueError("a chain needs at least two sessions of one project")
-    targets = later_targets(sessions)
+    targets, content = later_targets(sessions), later_targets(sessions, metric="content")
     base = home or Path(tempfile.mkdtemp(prefix="rgchain-", dir="/tmp"))
     pg_home: Path | None = None
     try:
@@ -226,7 +233,7 @@ def run_chain_eval(paths: Sequence[str | Path], budgets: Sequence[int] = BUDGETS
             settings = Settings(home=base / f"state-{budget}", dsn=dsns[budget], embedder="lexical")
             options = ReplayOptions(probe="offline", mode=mode, budget=budget, clock="transcript", project=project)
             steps = chain.replay_chain(sessions, settings, options, embedder=embeddings.LexicalEmbedder())
-            per_budget[str(budget)] = _chain_report(sessions, targets, steps, settings, budget)
+            per_budget[str(budget)] = _chain_report(targets, content, steps, settings, budget)
             replay_s[str(budget)] = round(time.perf_counter() - t0, 2)
     finally:
         if pg_home is not None:
