@@ -381,6 +381,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"rgraph-hook: expected one EVENT ({', '.join(EVENTS)}), got {' '.join(args)[:60]!r}\n")
         return 1
     event = args[0]
+    from . import sidecar_files
+
+    sidecar_files.WRITE_BRANCHES = False  # the branch cache of a graph this process writes: the detached writers' job
     try:
         payload = parse_input(sys.stdin.buffer.read(MAX_INPUT + 1))
         validate_session_id(payload["session_id"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .config import Settings
-    from .types import GraphDoc, HookIndex, HookState, HookView, PendingEvent, SessionDoc
+    from .types import Adjacency, GraphDoc, HookIndex, HookState, HookView, PendingEvent, SessionDoc
 
 
 def count_injection(doc: HookState | SessionDoc, text: str, settings: Settings) -> None:
@@ -43,14 +43,15 @@ def prompt_context(view: HookView, prompt: str, settings: Settings, event_id: st
     if not order and not named:
         index_mod.mark(ledger, index["journal_seq"], [])
         return ""
-    from .adjacency import adjacency
     from .render import render_prompt_note
 
-    doc = view.graph()
+    # The branches it shows, not the whole graph: the news, what the prompt names, and the
+    # links of the first of each (rolling_graph.branches).
+    doc, adj = view.branch([*order, *named], [*order[:20], *named])
     nodes = doc["nodes"]
     named = sorted((n for n in named if n in nodes), key=lambda i: -nodes[i]["weight"])  # as render.mentions orders
     budget = settings.render.budget_tokens if named else settings.render.delta_budget_tokens
-    adj = adjacency(doc, [*order[:20], *named[:3]])
+    adj = {nid: adj[nid] for nid in dict.fromkeys([*order[:20], *named[:3]]) if nid in adj}
     text, shown = render_prompt_note(doc, order, named, settings.render, budget, adj=adj)
     ledger_mod.record(ledger, {n: fresh.get(n) or ledger_mod.fingerprint(n, doc, adj) for n in shown})
     index_mod.mark(ledger, index["journal_seq"], [n for n in order if n not in shown])
@@ -72,6 +73,11 @@ class DocView:
 
     def graph(self) -> SessionDoc:
         return self.doc
+
+    def branch(self, ids: list[str], linked: list[str]) -> tuple[GraphDoc, Adjacency]:
+        from .adjacency import adjacency
+
+        return self.doc, adjacency(self.doc, linked)
 
 
 def restart_ledger(view: HookView, doc: GraphDoc, shown: list[str]) -> None:

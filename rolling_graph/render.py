@@ -262,13 +262,16 @@ def render_prompt_note(
         return "", []
     b = _Budget(budget_tokens, settings.chars_per_token, settings.max_chars)
     shown: list[str] = []
-    if new_ids and b.add("New in this session's memory since the last note:"):
+    # A heading goes in only with its first line: never a heading with nothing under it.
+    news = "New in this session's memory since the last note:"
+    if new_ids and b.fits(news, len(node_line(new_ids[0], doc, adj)) + 1) and b.add(news):
         for nid in new_ids:  # most important first: stop at the first that does not fit
             if not b.add(node_line(nid, doc, adj)):
                 break
             shown.append(nid)
     named = [n for n in named_ids[:3] if n not in shown]
-    if named and b.add("You named (full branch):"):
+    branch = "You named (full branch):"
+    if named and b.fits(branch, len(node_line(named[0], doc, adj)) + 1) and b.add(branch):
         for nid in named:
             if not b.add(node_line(nid, doc, adj)):
                 break

@@ -22,7 +22,17 @@ if TYPE_CHECKING:
     from typing import Literal
 
     from .config import Settings
-    from .types import GateState, GraphDoc, HookIndex, HookState, JournalEntry, PatchOp, PendingEvent, SessionDoc
+    from .types import (
+        Adjacency,
+        GateState,
+        GraphDoc,
+        HookIndex,
+        HookState,
+        JournalEntry,
+        PatchOp,
+        PendingEvent,
+        SessionDoc,
+    )
 
     #: Which index a hook view reads (:meth:`SidecarStore.hook_transaction`).
     IndexPart = Literal["full", "tool", "none"]
@@ -121,6 +131,19 @@ class _HookView:
         if self._graph is None:
             self._graph = self.store._load_graph_locked(self.sid)
         return {**self._graph, **self.state}
+
+    def branch(self, ids: list[str], linked: list[str]) -> tuple[GraphDoc, Adjacency]:
+        """The nodes ``ids`` and ``linked``, the neighbours of ``linked`` and their
+        adjacency lists: from the branch cache when it is current (a few records decoded,
+        not the whole graph), else from the whole graph."""
+        if self._graph is None:
+            cached = self.store.load_branches(self.sid)
+            if cached is not None:
+                return cached.subset(ids, linked)
+        from .adjacency import adjacency
+
+        doc = self.graph()
+        return doc, adjacency(doc, linked)
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         try:

@@ -258,6 +258,10 @@ class ToolIndex(TypedDict):
     fp: dict[str, str]  # fingerprints of those decisions
 
 
+#: node → ``[(verb, other node, ">" outgoing | "<" incoming)]`` (:func:`rolling_graph.adjacency.adjacency`).
+Adjacency = dict[str, list[tuple[str, str, str]]]
+
+
 class HookView(Protocol):
     """What the injection code reads and writes of a session while the hook holds it:
     ``SidecarStore.hook_transaction``'s view, or a whole document held in a transaction."""
@@ -269,6 +273,11 @@ class HookView(Protocol):
     def state(self) -> HookState | SessionDoc: ...
 
     def graph(self) -> GraphDoc: ...
+
+    def branch(self, ids: list[str], linked: list[str]) -> tuple[GraphDoc, Adjacency]:
+        """A graph document holding at least the nodes ``ids`` and ``linked`` and the
+        neighbours of ``linked``, and the adjacency lists of ``linked``."""
+        ...
 
 
 # -- the hook's answer ------------------------------------------------------------------------

@@ -232,7 +232,7 @@ HOOK_MODULES: dict[str, set[str]] = {
                                                               "restore_sections", "restore_view", "rank_hot", "userfile",
                                                               # a compaction's summary, redacted before it is queued
                                                               "redact_cues", "redact_rules", "redact_private"},
-    "user-prompt-submit": _EVERY_EVENT | _GATED | _RENDERED | {"project", "snapshot", "entities", "redact", "redact_private",
+    "user-prompt-submit": _EVERY_EVENT | _GATED | _RENDERED | {"project", "snapshot", "entities", "redact", "redact_private", "branches",
                                                                "redact_rules", "redact_cues", "userfile"},
     "post-tool-use": _EVERY_EVENT | _GATED | _RENDERED | {"tool_data", "redact_private", "redact_cues", "redact_rules"},
     "stop": _EVERY_EVENT,

@@ -140,3 +140,22 @@ def test_the_cli_and_the_block_read_what_is_superseded_from_the_edges_alike() ->
     assert len(shown) == 1 and "use-postgresql" in shown[0] and "SQLite" in shown[0]
     block = render_lod(doc, R)
     assert "Quarterly roadmap" not in "".join(line for line in block.splitlines() if "supersed" in line)
+
+
+def test_a_prompt_note_never_leaves_a_heading_with_nothing_under_it() -> None:
+    from rolling_graph.adjacency import adjacency
+    from rolling_graph.config import replace
+    from rolling_graph.render import render_prompt_note
+
+    doc = small_story()
+    ids = list(doc["nodes"])
+    adj = adjacency(doc)
+    news_only, _ = render_prompt_note(doc, ids[:1], [], R, 800, adj)
+    both, shown = render_prompt_note(doc, ids[:1], ids[1:2], R, 800, adj)
+    assert "You named (full branch):" in both and shown == ids[:2]
+    # Room for the news and for the branch's heading, not for the branch's first line.
+    tight = replace(R, max_chars=len(news_only) + len("You named (full branch):") + 5)
+    text, shown = render_prompt_note(doc, ids[:1], ids[1:2], tight, 800, adj)
+    assert text == news_only and shown == ids[:1]
+    # No room for even the first news line: nothing at all, not a lone heading.
+    assert render_prompt_note(doc, ids[:1], [], replace(R, max_chars=len(news_only) - 5), 800, adj) == ("", [])
