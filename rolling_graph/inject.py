@@ -49,6 +49,7 @@ def prompt_context(view: HookView, prompt: str, settings: Settings, event_id: st
     # links of the first of each (rolling_graph.branches).
     doc, adj = view.branch([*order, *named], [*order[:20], *named])
     nodes = doc["nodes"]
+    order = [n for n in order if n in nodes]  # (an index a crash left ahead of its graph names no ghost)
     named = sorted((n for n in named if n in nodes), key=lambda i: -nodes[i]["weight"])  # as render.mentions orders
     budget = settings.render.budget_tokens if named else settings.render.delta_budget_tokens
     adj = {nid: adj[nid] for nid in dict.fromkeys([*order[:20], *named[:3]]) if nid in adj}

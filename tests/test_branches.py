@@ -146,3 +146,22 @@ def test_the_cache_records_every_node_once() -> None:
     assert cached is not None and set(cached.nodes) == set(graph["nodes"])
     assert set(cached.links) == set(adjacency(graph))
     assert branches.read(str(cache_file(store)), (0, 0, 0), 0) is None, "another graph file's signature"
+
+
+def test_news_the_index_has_and_the_graph_does_not_is_skipped_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    monkeypatch.setenv("ROLLING_GRAPH_PROBE_MODE", "async")  # no probe in the hook to rewrite the index first
+    store = a_session(40)
+    real = make_node("refund flow audit", "technical", "decision")
+    store.apply_ops(SID, [{"op": "add", "path": f"/nodes/{real['id']}", "value": real}], kind="probe", rationale="news")
+    index_path = Path(store._path(SID, "index.json"))
+    index = json.loads(index_path.read_text())
+    # An index ahead of its graph (as a crash between the two writes could leave it): a
+    # node it lists as news that the graph does not hold.
+    for column, value in (("ids", "ghost-node"), ("labels", "ghost node"), ("kinds", "decision"), ("weights", 0.99), ("sources", "e1")):
+        index[column].insert(0, value)
+    index["fp"]["ghost-node"], index["rev"]["ghost-node"] = "00000000", index["journal_seq"]
+    index_path.write_text(json.dumps(index))
+    note = note_for("Remind me of the ghost node and the refund flow audit.")
+    assert "refund flow audit" in note and "ghost node" not in note
