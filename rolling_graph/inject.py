@@ -114,15 +114,14 @@ def tool_context(view: HookView, event: PendingEvent, settings: Settings) -> str
     if not news:
         return ""
     from . import ledger as ledger_mod
-    from .adjacency import adjacency
     from .render import render_nodes
 
-    doc = view.graph()
+    doc, adj = view.branch(news, news)  # those decisions and their links, not the whole graph
     nodes = doc["nodes"]
     news = sorted((n for n in news if n in nodes), key=lambda i: -nodes[i]["weight"])
-    adj = adjacency(doc, news)
     shown_path = next(iter(event["paths"]), "this file")  # the payload's text: render_nodes escapes it
-    text, shown = render_nodes(doc, news, f"Memory about {shown_path[:80]}:", settings.render.tool_budget_tokens, settings.render)
+    text, shown = render_nodes(doc, news, f"Memory about {shown_path[:80]}:", settings.render.tool_budget_tokens, settings.render,
+                               adj=adj)
     ledger_mod.record(view.state["ledger"], {n: ledger_mod.fingerprint(n, doc, adj) for n in shown})
     return text
 

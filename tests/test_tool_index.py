@@ -4,8 +4,10 @@ from ``<sid>.tool-index.json``, not the whole hook index (labels, news order).""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 from conftest import context_of, tool_payload
 
 from rolling_graph.config import load_settings
@@ -92,3 +94,31 @@ def test_a_missing_or_stale_tool_index_is_not_trusted_and_is_written_again() -> 
     send("post-tool-use", tool_payload(SID, "Read", {"file_path": "/home/dev/app/src/config.py"}))
     assert unseen_paths(store) == before
     assert json.loads(tool_path.read_text()) == good
+
+
+def test_the_tool_note_reads_the_decision_from_the_branch_cache_not_the_whole_graph(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = a_session_with_a_decision_about_a_file()
+    home = Path(store.dir)
+    backup = home.with_name("sessions-before-note")
+    shutil.copytree(home, backup)
+    loads: list[str] = []
+    whole_graph = SidecarStore._load_graph_locked
+
+    def counted(self: SidecarStore, sid: str) -> object:
+        loads.append(sid)
+        return whole_graph(self, sid)
+
+    monkeypatch.setattr(SidecarStore, "_load_graph_locked", counted)
+    with_cache = send("post-tool-use", EDIT)
+    ledger_with, loads_with = store.load_state(SID)["ledger"]["told"], len(loads)
+
+    shutil.rmtree(home)
+    shutil.copytree(backup, home)
+    Path(store._path(SID, "branches.cache")).unlink()
+    loads.clear()
+    without_cache = send("post-tool-use", EDIT)
+    assert "Use argon2 for password hashing" in with_cache and with_cache == without_cache
+    assert store.load_state(SID)["ledger"]["told"] == ledger_with
+    # The same work (the tests' sync probe folds the edit in), but the note itself parsed
+    # the whole graph only without the cache.
+    assert len(loads) == loads_with + 1
