@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 #: Keys of the combined document that live in the state file rather than the graph file.
 STATE_KEYS = ("gate", "ledger", "counters")
 #: Whether writing the graph also writes its branch cache (:mod:`rolling_graph.branches`).
-#: The hook process turns it off (``rolling_graph.hook.entry``): building it costs a
+#: The hook process turns it off (``rolling_graph.hook.main``): building it costs a
 #: 2,000-node graph ~4 ms, which the detached writers pay instead.
 WRITE_BRANCHES = True
 
