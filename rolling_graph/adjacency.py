@@ -10,16 +10,16 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from .types import GraphDoc
+    from .types import Adjacency, GraphDoc
 
 
-def adjacency(doc: GraphDoc, only: Iterable[str] | None = None) -> dict[str, list[tuple[str, str, str]]]:
+def adjacency(doc: GraphDoc, only: Iterable[str] | None = None) -> Adjacency:
     """node → [(verb, other, direction)] where direction is '>' (outgoing) or '<'.
 
     With ``only``, just those nodes' lists are built (one pass over the edges either way;
     the hook needs a handful of nodes' neighbourhoods, not the whole graph's).
     """
-    adj: dict[str, list[tuple[str, str, str]]] = {}
+    adj: Adjacency = {}
     nodes = doc["nodes"]
     want = None if only is None else set(only)
     for e in doc["edges"].values():

@@ -14,7 +14,7 @@ import zlib
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .types import GraphDoc, Ledger
+    from .types import Adjacency, GraphDoc, Ledger
 
 #: Edges whose appearance makes a node worth re-telling.
 MEANINGFUL = frozenset({"supersedes", "decides", "blocks", "contradicts"})
@@ -23,7 +23,7 @@ INTENT_KINDS = frozenset({"decision", "correction", "preference", "error"})
 LEDGER_MAX = 5000
 
 
-def fingerprint(nid: str, doc: GraphDoc, adj: dict[str, list[tuple[str, str, str]]]) -> str:
+def fingerprint(nid: str, doc: GraphDoc, adj: Adjacency) -> str:
     n = doc["nodes"][nid]
     links = sorted(f"{d}{v}:{o}" for v, o, d in adj.get(nid, ()) if v in MEANINGFUL)
     raw = "|".join([n["kind"], n["label"], n.get("summary", ""), n.get("superseded_by", ""), *links])

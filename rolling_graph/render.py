@@ -45,7 +45,7 @@ def _w(node: Node) -> str:
     return f"{node['weight']:.2f}"
 
 
-def node_line(nid: str, doc: GraphDoc, adj: dict[str, list[tuple[str, str, str]]], *, full: bool = True, links: int = 8) -> str:
+def node_line(nid: str, doc: GraphDoc, adj: Adjacency, *, full: bool = True, links: int = 8) -> str:
     """One node at full resolution: kind, label, domain, weight, summary, edges."""
     nodes = doc["nodes"]
     n = nodes[nid]
@@ -155,7 +155,7 @@ def _ranges(nodes: dict[str, Node], ids: Iterable[str]) -> str:
     return "; ".join(parts)
 
 
-def layers(doc: GraphDoc, adj: dict[str, list[tuple[str, str, str]]]) -> tuple[list[str], list[str], list[str]]:
+def layers(doc: GraphDoc, adj: Adjacency) -> tuple[list[str], list[str], list[str]]:
     """(focus, 1-hop neighbours sorted by weight, the rest unsorted)."""
     nodes = doc["nodes"]
     focus = [f for f in doc["focus"] if f in nodes]
@@ -251,7 +251,7 @@ def render_prompt_note(
     named_ids: list[str],
     settings: RenderSettings,
     budget_tokens: int,
-    adj: dict[str, list[tuple[str, str, str]]],
+    adj: Adjacency,
 ) -> tuple[str, list[str]]:
     """A prompt's note: what is new since the last one, then the branches it names
     (``adj``: :func:`adjacency` of at least those nodes).

@@ -50,6 +50,19 @@ def hanging_model() -> Iterator[tuple[str, list[float]]]:
         stop.set()  # release the hanging handlers before the server waits for them
 
 
+def assert_every_edit_applied_once(store: SidecarStore, sid: str, paths: list[str]) -> list[dict[str, Any]]:
+    """Every edited file is in the graph, and each edit event (``e1`` … ``eN``) reached a
+    probe's patch exactly once: none dropped, none applied twice. Returns the journal."""
+    doc = store.load(sid)
+    missing = [p for p in paths if file_id(p) not in doc["nodes"]]
+    assert not missing, f"{len(missing)} of {len(paths)} edited files missing from the graph: {missing[:5]}"
+    entries = read_journal(store.journal_path(sid))
+    applied = [i for e in entries if e.get("kind") == "patch" and not str(e.get("rationale", "")).startswith("tool events folded")
+               for i in e.get("event_ids") or [] if i.startswith("e")]
+    assert sorted(applied, key=lambda i: int(i[1:])) == [f"e{i}" for i in range(1, len(paths) + 1)]
+    return entries
+
+
 def _wait(predicate: Any, timeout: float) -> bool:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
@@ -86,13 +99,7 @@ def test_edits_made_while_the_model_hangs_all_reach_the_graph(
 
     assert _wait(settled, 180), store.load_state(sid)["gate"]
     assert arrived, "the model was asked (and hung)"
-    doc = store.load(sid)
-    missing = [p for p in paths if file_id(p) not in doc["nodes"]]
-    assert not missing, f"{len(missing)} of {EDITS} edited files missing from the graph: {missing[:5]}"
-    entries = read_journal(store.journal_path(sid))
-    applied = [i for e in entries if e.get("kind") == "patch" and not str(e.get("rationale", "")).startswith("tool events folded")
-               for i in e.get("event_ids") or [] if i.startswith("e")]
-    assert sorted(applied, key=lambda i: int(i[1:])) == [f"e{i}" for i in range(1, EDITS + 1)]  # each once, none dropped
+    entries = assert_every_edit_applied_once(store, sid, paths)
     assert "dropped" not in store.load_state(sid)["gate"]
     assert any("timed out" in str(e.get("fallback_reason", "")) for e in entries)  # the model hung, the batch was folded offline
 
@@ -143,13 +150,7 @@ def test_past_the_queue_bound_events_wait_on_disk_and_all_reach_the_graph(
     gate_state = store.load_state(sid)["gate"]
     assert not gate_state["pending"] and not gate_state.get("inflight") and "dropped" not in gate_state
     assert arrived, "the model was asked (and hung)"
-    doc = store.load(sid)
-    missing = [p for p in paths if file_id(p) not in doc["nodes"]]
-    assert not missing, f"{len(missing)} of {SPILL_EDITS} edited files missing from the graph: {missing[:5]}"
-    entries = read_journal(store.journal_path(sid))
-    applied = [i for e in entries if e.get("kind") == "patch" and not str(e.get("rationale", "")).startswith("tool events folded")
-               for i in e.get("event_ids") or [] if i.startswith("e")]
-    assert sorted(applied, key=lambda i: int(i[1:])) == [f"e{i}" for i in range(1, SPILL_EDITS + 1)]  # each once
+    entries = assert_every_edit_applied_once(store, sid, paths)
     assert any("kept on disk" in str(e.get("fallback_reason", "")) for e in entries)
     assert not any(e.get("kind") == "note" and "dropped" in str(e.get("rationale")) for e in entries)
 
