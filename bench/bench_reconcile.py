@@ -58,11 +58,11 @@ def load_warm(dsn: str, root: str, n: int, rng: random.Random) -> dict[str, str]
                 copy.write_row((pid, ids[i], labels[i], DOMAINS[i % 4], "concept", round(rng.random(), 3), at, at, 1,
                                 1 + i % 5))
         with conn.cursor().copy("COPY node_sessions (project_id, node_id, session_id, weight, activations, first_seen, "
-                                "last_activated, journal_seq) FROM STDIN") as copy:
+                                "last_activated, journal_seq, opening) FROM STDIN") as copy:
             for i in range(n):
                 for s in range(1 + i % 5):
                     at = NOW - timedelta(days=30 - s)
-                    copy.write_row((pid, ids[i], f"old-{s}", round(rng.random(), 3), 1, at, at, 1))
+                    copy.write_row((pid, ids[i], f"old-{s}", round(rng.random(), 3), 1, at, at, 1, 1 + i // (s + 1)))
         with conn.cursor().copy("COPY edges (project_id, source, relationship, target, strength, first_seen, "
                                 "last_activated, session_count) FROM STDIN") as copy:
             seen = set()

@@ -34,19 +34,21 @@ CORPUS_CHAIN = (CORPUS / "spotter-8463c716.jsonl", CORPUS / "spotter-4d5611e5.js
 #: block as committed then): budget -> figures for the second session. ``graph`` and the
 #: ``open_shown`` count are floors — raise them as the startup block improves, never lower
 #: them; ``names`` and the naive lists are the measure's own definition and must not drift.
-#: ``request_shown``: does the block state the first session's request (today it does not).
+#: ``request_shown``: does the block state the first session's request. ``at_least_best``:
+#: the block recalls at least the best naive list's share (issue 13's bar), where it does.
 CORPUS_PINNED: dict[int, dict[str, Any]] = {
-    # graph measured 0.53 @ 800 and 0.28 @ 400 (2026-11-26: mentions, the uses leg, the
-    # warm graph's order kept, names by rank per character and a name a longer one holds
-    # said once; 0.35 and 0.23 at the first stop of issue 13; 0.18 before the startup
-    # block work).
-    # (content): names counted in tool-input values, not JSON keys (measured 0.56 and 0.29,
-    # the lists 0.68 and 0.38: the gap at 800 tokens is wider than the README measure shows).
-    800: {"names": 158, "graph": 0.51, "frequent": 0.61, "recent": 0.41, "best": 0.61,
-          "content_names": 152, "content_graph": 0.54, "content_best": 0.68,
+    # graph measured 0.63 @ 800 (at least the best list's 0.61) and 0.31 @ 400 with the
+    # opening leg (the names the last session touched first); 0.53 and 0.28 before it
+    # (mentions, the uses leg, the warm graph's order kept, names by rank per character and a
+    # name a longer one holds said once); 0.35 and 0.23 at the first stop of issue 13; 0.18
+    # before the startup block work.
+    # (content): names counted in tool-input values, not JSON keys (measured 0.66 and 0.32,
+    # the lists 0.68 and 0.38; 0.56 and 0.29 before the opening leg).
+    800: {"names": 158, "graph": 0.63, "frequent": 0.61, "recent": 0.41, "best": 0.61,
+          "content_names": 152, "content_graph": 0.65, "content_best": 0.68, "at_least_best": True,
           "request_shown": True, "open_shown": 1, "open_total": 1},
-    400: {"names": 158, "graph": 0.26, "frequent": 0.38, "recent": 0.21, "best": 0.38,
-          "content_names": 152, "content_graph": 0.27, "content_best": 0.38,
+    400: {"names": 158, "graph": 0.31, "frequent": 0.38, "recent": 0.21, "best": 0.38,
+          "content_names": 152, "content_graph": 0.32, "content_best": 0.38, "at_least_best": False,
           "request_shown": True, "open_shown": 1, "open_total": 1},
 }
 TOLERANCE = 0.01
@@ -165,6 +167,7 @@ def test_corpus_chain_figures_are_pinned(budget: int) -> None:
     for method in ("frequent", "recent", "best"):
         assert figures[method] == pytest.approx(pin[method], abs=TOLERANCE), method
     assert figures["graph"] >= pin["graph"]
+    assert figures["graph"] >= figures["best"] or not pin["at_least_best"]  # issue 13's bar, where it is met
     content = {m: v["recall"] for m, v in row["content"]["methods"].items()}
     assert row["content"]["names"] == pin["content_names"]
     assert content["best"] == pytest.approx(pin["content_best"], abs=TOLERANCE)

@@ -140,7 +140,42 @@ def test_on_resume_what_sessions_used_most_counts_three_times() -> None:
 
     assert not before(rank.RankSettings())  # every leg counted once: best on two legs wins
     assert before(rank.RESUME)
-    assert dict(rank.RESUME.leg_weights) == {"uses": 3.0}
+    assert dict(rank.RESUME.leg_weights)["uses"] == 3.0
+
+
+def test_openings_are_the_discovery_order_and_one_event_shares_a_place() -> None:
+    seen = {"late": T0 + timedelta(minutes=9), "first-a": T0, "first-b": T0, "middle": T0 + timedelta(minutes=2)}
+    assert rank.openings(seen) == {"first-a": 1, "first-b": 1, "middle": 3, "late": 4}
+    assert rank.openings({}) == {}
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=4), st.integers(0, 50), max_size=30))
+def test_openings_follow_first_seen(minutes: dict[str, int]) -> None:
+    seen = {nid: T0 + timedelta(minutes=m) for nid, m in minutes.items()}
+    places = rank.openings(seen)
+    assert set(places) == set(seen)
+    for a in seen:
+        assert 1 <= places[a] <= len(seen)
+        for b in seen:
+            assert (places[a] < places[b]) == (seen[a] < seen[b])
+
+
+def test_on_resume_the_names_a_session_opened_with_beat_as_used_names_it_ended_on() -> None:
+    """A new session reads its way in as the last one did: among names used as often, those
+    the last session touched first come before those it touched last (the opening leg)."""
+    now = T0 + timedelta(days=1)
+    pool = [rank.Candidate(f"opened-{i}", 0.5, now - timedelta(hours=6, minutes=i), activations=1, opening=1 + i)
+            for i in range(5)]
+    pool += [rank.Candidate(f"ended-{i}", 0.5, now - timedelta(hours=1, minutes=i), activations=1, opening=100 + i)
+             for i in range(5)]
+    without = rank.rank(pool, now, rank.RankSettings(leg_weights=(("uses", 3.0),), opening_leg=False))
+    with_opening = rank.rank(pool, now, rank.RESUME)
+    assert without[:5] == [f"ended-{i}" for i in range(5)]  # recency alone decides
+    assert with_opening[:3] == ["opened-0", "opened-1", "opened-2"]
+    place = {nid: i for i, nid in enumerate(with_opening)}
+    assert sum(place[f"opened-{i}"] for i in range(5)) < sum(place[f"ended-{i}"] for i in range(5))
+    # Prompt pulls answer a prompt, not a session's start: no opening leg there.
+    assert "opening" not in rank.legs(pool, now, rank.PULL)
 
 
 def test_similarity_leg_lifts_a_prompt_match() -> None:

@@ -188,6 +188,28 @@ def test_resume_snapshot_puts_the_recent_focus_first(settings, project) -> None:
     assert any(op["path"] == "/edges/resume-ranking|depends_on|snapshot-file" for op in ops)
 
 
+def test_a_session_records_the_order_it_found_its_names_and_the_snapshot_leads_with_its_opening(settings, project) -> None:  # type: ignore[no-untyped-def]
+    """The warm graph keeps where each name came in its session's discovery order; a node
+    pulled from the warm graph has none (its first touch here is unknown). A new session's
+    snapshot puts the names the last session opened with before those it ended on, all
+    else equal: the next session reads its way in the same way."""
+    opened = [ws.node(f"entry_point_{i}", 0.5, at=T0 + timedelta(minutes=i), kind="symbol") for i in range(4)]
+    ended = [ws.node(f"late_helper_{i}", 0.5, at=T0 + timedelta(hours=3, minutes=i), kind="symbol") for i in range(4)]
+    pulled = {**ws.node("Known before", 0.5, at=T0 - timedelta(days=3)), "pulled": True, "activations": 2}
+    for n in ended:  # touched late, and as often
+        n["first_seen"] = n["last_activated"]
+    reconcile(settings, ws.hot_doc("opening-1", project, [*ended, *opened, pulled], at=T0 + timedelta(hours=4)))
+    got = dict(rows(settings, "SELECT x.node_id, x.opening FROM node_sessions x JOIN projects p ON p.id = x.project_id "
+                              "WHERE p.root = %s", project))
+    assert [got[f"entry-point-{i}"] for i in range(4)] == [1, 2, 3, 4]
+    assert [got[f"late-helper-{i}"] for i in range(4)] == [5, 6, 7, 8]
+    assert got["known-before"] is None
+    snap = snapshot.read_snapshot(settings.home, project)
+    assert snap is not None
+    order = [n["id"] for n in snap["nodes"]]
+    assert max(order.index(f"entry-point-{i}") for i in range(4)) < min(order.index(f"late-helper-{i}") for i in range(4))
+
+
 def test_embeddings_of_two_models_are_never_compared(settings, project) -> None:  # type: ignore[no-untyped-def]
     a = embeddings.LexicalEmbedder()
     b = embeddings.LexicalEmbedder(model="lexical-hash-v1-alt", salt="alt")

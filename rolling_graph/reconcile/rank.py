@@ -1,16 +1,24 @@
 """Resume and pull ranking: reciprocal rank fusion (RRF) of independent legs.
 
 Each leg ranks candidates by one signal — weight, recency ``exp(-age/half_life)``,
-cross-session frequency, uses (activations summed over sessions; resume only), hops from
-the last focus and (for prompt pulls) embedding similarity — and RRF sums ``1 / (k + rank)`` over the legs a candidate appears in. RRF
-needs no score calibration between legs, which is why it suits signals this different.
+cross-session frequency, uses (activations summed over sessions; resume only), opening
+(resume only), hops from the last focus and (for prompt pulls) embedding similarity — and
+RRF sums ``1 / (k + rank)`` over the legs a candidate appears in. RRF needs no score
+calibration between legs, which is why it suits signals this different.
+
+*Opening* is a node's best place, over the sessions that found it themselves, in the order
+its session first touched its names (:func:`openings`). A session starts by reading its way
+into the project — the entry points, the module it will change, its tests — and the next
+session of the project starts the same way, so the names sessions open with are the ones a
+new session's first events use. Every other leg ranks by how much or how lately a name was
+used, which favours what the last session ended on.
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -22,12 +30,14 @@ class RankSettings:
     max_hops: int = 3
     #: Rank by uses too (how often sessions touched the node), where candidates carry them.
     uses_leg: bool = True
+    #: Rank by opening too (the names sessions touched first), where candidates carry it.
+    opening_leg: bool = True
     #: How much each leg counts in the fusion (a leg not named counts 1).
     leg_weights: tuple[tuple[str, float], ...] = ()
 
 
-RESUME = RankSettings(leg_weights=(("uses", 3.0),))
-PULL = RankSettings(half_life_hours=168.0, max_hops=2, uses_leg=False)
+RESUME = RankSettings(leg_weights=(("uses", 3.0), ("opening", 3.0)))
+PULL = RankSettings(half_life_hours=168.0, max_hops=2, uses_leg=False, opening_leg=False)
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,20 @@ class Candidate:
     hops: int | None = None  # from the focus; None when not connected within max_hops
     similarity: float | None = None  # cosine similarity to the prompt, same model only
     activations: int | None = None  # uses over all sessions; None when not known
+    opening: int | None = None  # best place in a session's discovery order; None when not known
+
+
+def openings(first_seen: Mapping[str, datetime]) -> dict[str, int]:
+    """Each node's place in its session's discovery order, by when the session first saw it:
+    1 for the earliest; nodes first seen at one moment (one event) share a place (1, 1, 3)."""
+    out: dict[str, int] = {}
+    previous: datetime | None = None
+    current = 0
+    for position, (nid, seen) in enumerate(sorted(first_seen.items(), key=lambda item: (item[1], item[0])), start=1):
+        if seen != previous:
+            current, previous = position, seen
+        out[nid] = current
+    return out
 
 
 def rrf(rankings: Iterable[Sequence[str]], k: int = 60) -> dict[str, float]:
@@ -105,6 +129,9 @@ def legs(candidates: Sequence[Candidate], now: datetime, settings: RankSettings 
     used = [c for c in candidates if c.activations is not None]
     if settings.uses_leg and used:
         out["uses"] = _competition(used, lambda c: -float(c.activations or 0))
+    opened = [c for c in candidates if c.opening is not None]
+    if settings.opening_leg and opened:
+        out["opening"] = _competition(opened, lambda c: float(c.opening or 0))
     similar = [c for c in candidates if c.similarity is not None]
     if similar:
         out["similarity"] = _competition(similar, lambda c: -round(c.similarity or 0.0, 6))

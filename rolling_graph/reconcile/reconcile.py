@@ -22,7 +22,7 @@ from rolling_graph.config import Settings
 from rolling_graph.model import DOMAINS, KINDS, LABEL_MAX, SUMMARY_MAX, VERBS
 from rolling_graph.project import project_key
 from rolling_graph.rank_hot import count, facts_of
-from rolling_graph.reconcile import db, embeddings, keys, merge, resume, upsert, warm_facts
+from rolling_graph.reconcile import db, embeddings, keys, merge, rank, resume, upsert, warm_facts
 from rolling_graph.reconcile.embed_alongside import EmbedAlongside, pending, store_pending
 from rolling_graph.redact import redact
 from rolling_graph.sidecar import SidecarStore
@@ -86,10 +86,13 @@ def _clean_nodes(doc: GraphDoc, now: datetime, nodes: dict[str, Any] | None = No
     again (the warm graph outlives the session), values clamped to the warm schema. A node
     pulled from the warm graph and never touched in the session is marked ``untouched``:
     unless the warm graph has lost it, it is no contribution of this session's
-    (:func:`rolling_graph.reconcile.upsert.upsert_nodes`)."""
-    out = []
+    (:func:`rolling_graph.reconcile.upsert.upsert_nodes`). Each node the session found itself
+    gets its ``opening``: its place in the session's discovery order (:func:`rank.openings`)."""
+    out: list[dict[str, Any]] = []
+    found: dict[str, datetime] = {}  # the session's own nodes: when it first saw each
     for node_id, raw in (doc["nodes"] if nodes is None else nodes).items():
         last = _time(raw["last_activated"], now)
+        first = min(_time(raw["first_seen"], last), last)
         # A session's uses of a node: its activations (at most one a probe batch), or the
         # events whose input named it, whichever says more (rolling_graph.probe.offline_mentions).
         uses = max(raw["activations"], count(facts_of(raw), "mentions"))
@@ -106,7 +109,7 @@ def _clean_nodes(doc: GraphDoc, now: datetime, nodes: dict[str, Any] | None = No
                 "weight": merge.clamp01(raw["weight"]),
                 "anchor": raw["anchor"],
                 "floor": merge.clamp01(raw["floor"]),
-                "first_seen": min(_time(raw["first_seen"], last), last),
+                "first_seen": first,
                 "last_activated": last,
                 "activations": max(1, uses),
                 "sources": raw["sources"][:8],
@@ -114,6 +117,12 @@ def _clean_nodes(doc: GraphDoc, now: datetime, nodes: dict[str, Any] | None = No
                 "untouched": raw.get("pulled") is True and uses == 0,
             }
         )
+        if raw.get("pulled") is not True:
+            found[node_id] = first
+    # The session's own discovery order; a pulled node's first touch here is not known.
+    opening = rank.openings(found)
+    for n in out:
+        n["opening"] = opening.get(n["id"])
     return out
 
 

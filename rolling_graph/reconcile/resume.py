@@ -1,8 +1,8 @@
 """Choosing what a new session gets back from the warm graph.
 
 Candidates come from a few cheap, indexed legs (top by weight, by recency, by
-cross-session frequency, by uses, the last focus's neighbourhood, and for prompt pulls the
-nearest embeddings); :mod:`rolling_graph.reconcile.rank` fuses them with RRF.
+cross-session frequency, by uses, by opening, the last focus's neighbourhood, and for
+prompt pulls the nearest embeddings); :mod:`rolling_graph.reconcile.rank` fuses them with RRF.
 ``refresh_snapshot`` writes the per-project resume snapshot after every reconciliation:
 what the last session left and the decisions in force first
 (:mod:`rolling_graph.reconcile.startup`), then the ranked names; every node with its kind
@@ -24,6 +24,9 @@ from rolling_graph.reconcile.snapshot import write_snapshot
 #: How many nodes each cheap leg contributes to the candidate pool.
 PER_LEG = 100
 NEIGHBOURHOOD_MAX = 400
+#: The opening leg reads this many session rows per candidate it brings (the smallest
+#: openings, over the project's index): sessions open with many of the same names.
+OPENING_ROWS = 8
 
 _NODE_COLUMNS = (
     "id, label, domain, kind, summary, confidence, weight, anchor, floor, first_seen, last_activated, session_count, activations, facts"
@@ -66,10 +69,14 @@ def candidates(
         " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY last_activated DESC LIMIT %(n)s)"
         " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY session_count DESC LIMIT %(n)s)"
         + (" UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY activations DESC LIMIT %(n)s)" if settings.uses_leg else "")
+        + (" UNION (SELECT node_id FROM (SELECT node_id, opening FROM node_sessions WHERE project_id = %(p)s"
+           " AND opening IS NOT NULL ORDER BY opening LIMIT %(m)s) o GROUP BY node_id ORDER BY min(opening), node_id LIMIT %(n)s)"
+           if settings.opening_leg else "")
         + " UNION (SELECT unnest(%(x)s::text[])))",
-        {"p": pid, "n": per_leg, "x": extra},
+        {"p": pid, "n": per_leg, "m": per_leg * OPENING_ROWS, "x": extra},
     ).fetchall()
     by_id = {r[0]: dict(zip(_NAMES, r, strict=True)) for r in rows}
+    opening = _openings(conn, pid, list(by_id)) if settings.opening_leg else {}
     pool = [
         rank.Candidate(
             id=nid,
@@ -79,10 +86,20 @@ def candidates(
             hops=hops.get(nid),
             similarity=(similarity or {}).get(nid),
             activations=int(row["activations"]),
+            opening=opening.get(nid),
         )
         for nid, row in by_id.items()
     ]
     return pool, by_id
+
+
+def _openings(conn: Any, pid: int, ids: list[str]) -> dict[str, int]:
+    """Each node's best place in a session's discovery order (:func:`rank.openings`)."""
+    return {nid: int(best) for nid, best in conn.execute(
+        "SELECT node_id, min(opening) FROM node_sessions WHERE project_id = %s AND node_id = ANY(%s) AND opening IS NOT NULL "
+        "GROUP BY node_id",
+        (pid, ids),
+    )}
 
 
 def node_payload(row: dict[str, Any]) -> dict[str, Any]:
@@ -119,7 +136,7 @@ def edges_among(conn: Any, pid: int, ids: Sequence[str], limit: int) -> list[dic
 def build_snapshot(conn: Any, pid: int, root: str, now: datetime | None = None, *, max_nodes: int = snapshot.MAX_NODES) -> dict[str, Any]:
     """The project's resume snapshot: what the last session left (:mod:`rolling_graph.reconcile.startup`)
     first, then the project's names ranked by RRF of weight, recency, cross-session
-    frequency, uses and hops from the last focus; superseded nodes only beside their successor."""
+    frequency, uses, opening and hops from the last focus; superseded nodes only beside their successor."""
     now = now or utcnow()
     row = conn.execute("SELECT last_focus FROM projects WHERE id = %s", (pid,)).fetchone()
     focus = list(row[0]) if row else []

@@ -119,14 +119,16 @@ def upsert_nodes(
          col["first_seen"], col["last_activated"], acts, counts, facts),
     )
     conn.execute(
-        "INSERT INTO node_sessions (project_id, node_id, session_id, weight, activations, first_seen, last_activated, sources, journal_seq) "
-        "SELECT %s, n, %s, wt, a, f, l, CASE WHEN s = '' THEN '{}'::text[] ELSE string_to_array(s, chr(31)) END, %s "
-        "FROM unnest(%b::text[], %b::real[], %b::int[], %b::timestamptz[], %b::timestamptz[], %b::text[]) AS t(n, wt, a, f, l, s) "
+        "INSERT INTO node_sessions (project_id, node_id, session_id, weight, activations, first_seen, last_activated, sources,"
+        " journal_seq, opening) "
+        "SELECT %s, n, %s, wt, a, f, l, CASE WHEN s = '' THEN '{}'::text[] ELSE string_to_array(s, chr(31)) END, %s, o "
+        "FROM unnest(%b::text[], %b::real[], %b::int[], %b::timestamptz[], %b::timestamptz[], %b::text[], %b::int[])"
+        " AS t(n, wt, a, f, l, s, o) "
         "ON CONFLICT (project_id, node_id, session_id) DO UPDATE SET weight = EXCLUDED.weight, activations = EXCLUDED.activations,"
         " first_seen = least(node_sessions.first_seen, EXCLUDED.first_seen), last_activated = EXCLUDED.last_activated,"
-        " sources = EXCLUDED.sources, journal_seq = EXCLUDED.journal_seq",
+        " sources = EXCLUDED.sources, journal_seq = EXCLUDED.journal_seq, opening = EXCLUDED.opening",
         (pid, sid, seq, ids, col["weight"], col["activations"], col["first_seen"], col["last_activated"],
-         [chr(31).join(s) for s in col["sources"]]),
+         [chr(31).join(s) for s in col["sources"]], [n.get("opening") for n in nodes]),
     )
     return {nid for nid in ids if nid not in existing}
 
