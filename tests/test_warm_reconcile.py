@@ -208,6 +208,11 @@ def test_a_session_records_the_order_it_found_its_names_and_the_snapshot_leads_w
     assert snap is not None
     order = [n["id"] for n in snap["nodes"]]
     assert max(order.index(f"entry-point-{i}") for i in range(4)) < min(order.index(f"late-helper-{i}") for i in range(4))
+    # A session that touched only what it pulled has no discovery order at all.
+    again = {**ws.node("Entry point 0", 0.6, at=T0 + timedelta(days=1), kind="symbol"), "id": "entry-point-0", "pulled": True, "activations": 1}
+    reconcile(settings, ws.hot_doc("opening-2", project, [again], at=T0 + timedelta(days=1)))
+    assert rows(settings, "SELECT x.opening FROM node_sessions x JOIN projects p ON p.id = x.project_id "
+                          "WHERE p.root = %s AND x.session_id = 'opening-2'", project) == [(None,)]
 
 
 def test_embeddings_of_two_models_are_never_compared(settings, project) -> None:  # type: ignore[no-untyped-def]
