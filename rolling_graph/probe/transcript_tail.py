@@ -72,16 +72,15 @@ def _input_texts(tool: str, inp: dict[str, Any], old: bool = False) -> str:
     return "\n".join(texts)
 
 
-def _input_names(tool: str, inp: dict[str, Any]) -> list[str]:
-    """Code names of an edit's whole input: what it defines, then what it uses most."""
-    text = _input_texts(tool, inp)
+def _input_names(text: str) -> list[str]:
+    """Code names of an edit's whole new code (``text``): what it defines, then what it uses most."""
     return list(dict.fromkeys(defined_names(text, 15) + frequent_names(text, NAMES_PER_INPUT)))[:NAMES_PER_INPUT]
 
 
-def _input_mentions(tool: str, inp: dict[str, Any]) -> list[str]:
-    """Every code name an edit's whole input uses, in order: the new code's, then those
-    only the code it replaces has (prefixed ``-``: touched, but gone from the code)."""
-    new = code_names(_input_texts(tool, inp), MENTIONS_PER_INPUT)
+def _input_mentions(tool: str, inp: dict[str, Any], text: str) -> list[str]:
+    """Every code name an edit's whole input uses, in order: the new code's (``text``), then
+    those only the code it replaces has (prefixed ``-``: touched, but gone from the code)."""
+    new = code_names(text, MENTIONS_PER_INPUT)
     if tool not in _OLD_KEYS:
         return new
     seen = set(new)
@@ -99,7 +98,8 @@ def _edits_of(line: dict[str, Any]) -> list[Edit]:
             inp: dict[str, Any] = raw if isinstance(raw, dict) else {}
             path = inp.get(_EDIT_INPUTS[block["name"]][0])
             if isinstance(path, str) and path:
-                out.append((block["name"], path, _input_names(block["name"], inp), _input_mentions(block["name"], inp)))
+                text = _input_texts(block["name"], inp)  # the new code, joined once for both
+                out.append((block["name"], path, _input_names(text), _input_mentions(block["name"], inp, text)))
     return out
 
 
