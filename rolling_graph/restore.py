@@ -70,6 +70,8 @@ PRESETS["compact"] = RestoreSettings(
 #: ../shared/corpus at 400 tokens, next-40 recall 0.43 → 0.51 and 0.40 → 0.42 (and at
 #: 800 tokens, where room is not the limit, rank alone does better); 0.7 of the room with
 #: the request, task and decision lines shortened rather than dropped: 0.53 and 0.43.
+#: A file costs the characters it is shown with (its name and the names edited in it, not
+#: its path): 0.57/0.50 → 0.59/0.54 and 0.43/0.37 → 0.45/0.37 (next-40/dropped).
 PRESETS["compact-lean"] = RestoreSettings(
     **{**PRESETS["lean"].as_dict(), "names_share": 0.7, "request_share": 0.06, "tasks_share": 0.08,
        "decisions_share": 0.15, "working_share": 0.1, "problems_share": 0.05, "name_cost": 1.0},
@@ -81,15 +83,18 @@ PRESETS["compact-lean"] = RestoreSettings(
 #: 0.17 → 0.23 at 400 (first stop); with the warm graph's order kept, three quarters of the
 #: room and rank per character, 0.42 → 0.52 and 0.24 → 0.27. The last session's done tasks
 #: are counted, not listed: it is what it left open that goes on (0.53 → 0.54 at 800).
+#: Length counts a little more than rank (``name_cost=1.25``) since a file costs what it is
+#: shown with: 0.63 → 0.65 at 800 on the chain, 0.34 → 0.36 on it reversed (1.0: no change).
 PRESETS["startup"] = RestoreSettings(
     names_share=0.75, request_share=0.07, tasks_share=0.1, decisions_share=0.12, problems_share=0.05,
-    working_share=0.08, request_chars=110, task_chars=50, name_cost=1.0, done_tasks="count",
+    working_share=0.08, request_chars=110, task_chars=50, name_cost=1.25, done_tasks="count",
 )
 #: A small startup block (below :data:`LEAN_BELOW_CHARS`): the last session's open items
-#: need their line, so the names keep 0.6 of the room, by rank alone (rank per character
-#: measured worse here: 0.27 → 0.22 on the corpus chain at 400 tokens); the count names
-#: one kind.
-PRESETS["startup-lean"] = RestoreSettings(**{**PRESETS["startup"].as_dict(), "names_share": 0.6, "name_cost": 0.0, "count_kinds": 1})
+#: need their line, so the names keep 0.6 of the room, and length counts less than rank
+#: (``name_cost=0.75``): on the corpus chain at 400 tokens 0.31 → 0.32, reversed 0.15 →
+#: 0.23 (rank alone: 0.31 and 0.15; 0.5–1.25 all give 0.30–0.32 and 0.22–0.23); the count
+#: names one kind.
+PRESETS["startup-lean"] = RestoreSettings(**{**PRESETS["startup"].as_dict(), "names_share": 0.6, "name_cost": 0.75, "count_kinds": 1})
 DEFAULT = PRESETS["default"]
 #: Blocks of fewer characters than this use the ``lean`` preset unless told otherwise.
 LEAN_BELOW_CHARS = 1800

@@ -61,8 +61,8 @@ class RestoreSettings(_Strategy):
     #: Kinds the closing count names (``Not shown: 37 more — 20 code names, 12 files, …``).
     count_kinds = 3
     #: How much a name's length costs it in the name list: names go by ``score /
-    #: (characters + 2) ** name_cost``. 0: by rank alone; 1: by rank per character, which
-    #: fits more of what matters when the block is small.
+    #: (characters shown + 2) ** name_cost`` (:func:`shown_length`). 0: by rank alone; 1: by
+    #: rank per character, which fits more of what matters when the block is small.
     name_cost = 0.0
 
 
@@ -263,6 +263,14 @@ def _named(g: RestoreView, pool: list[str], files: dict[str, str], s: RestoreSet
             yield nid, esc(label, s.name_chars)
 
 
+def shown_length(g: RestoreView, nid: str, files: dict[str, str], s: RestoreSettings) -> int:
+    """The characters a name takes in the name list, its separator included: a file, its
+    name as shown (not its path) and the names edited in it, which follow it there."""
+    if nid in files:
+        return len(files[nid]) + 2 + sum(min(len(name), s.name_chars) + 2 for name in g.what(nid)[1])
+    return min(len(g.label(nid)), s.name_chars) + 2
+
+
 def _key(name: str) -> str:
     """How a name is compared: ``@show_debug`` and ``render/1`` are ``show_debug`` and ``render``."""
     key = name.lower().lstrip("@")
@@ -275,10 +283,10 @@ def add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown
     pool = [nid for nid in g.order if g.kind[nid] not in NOT_NAMES and nid not in shown]
     if not pool:
         return
+    files = short_names({nid: g.paths[nid] for nid in pool if nid in g.paths})
     if s.name_cost:
         cost = s.name_cost
-        pool.sort(key=lambda i: (-g.score[i] / (min(len(g.label(i)), s.name_chars) + 2) ** cost, i))
-    files = short_names({nid: g.paths[nid] for nid in pool if nid in g.paths})
+        pool.sort(key=lambda i: (-g.score[i] / shown_length(g, i, files, s) ** cost, i))
     ordered: Iterable[tuple[str | None, str]] = _named(g, pool, files, s)  # lazily: most are never named
     if summary and s.summary_names == "demote":
         low = summary.lower()

@@ -34,21 +34,25 @@ CORPUS_CHAIN = (CORPUS / "spotter-8463c716.jsonl", CORPUS / "spotter-4d5611e5.js
 #: block as committed then): budget -> figures for the second session. ``graph`` and the
 #: ``open_shown`` count are floors — raise them as the startup block improves, never lower
 #: them; ``names`` and the naive lists are the measure's own definition and must not drift.
-#: ``request_shown``: does the block state the first session's request. ``at_least_best``:
+#: ``request_shown``: does the block state the first session's request. ``at_least_best``
+#: (``content_at_least_best``, by the content measure):
 #: the block recalls at least the best naive list's share (issue 13's bar), where it does.
 CORPUS_PINNED: dict[int, dict[str, Any]] = {
-    # graph measured 0.63 @ 800 (at least the best list's 0.61) and 0.31 @ 400 with the
-    # opening leg (the names the last session touched first); 0.53 and 0.28 before it
-    # (mentions, the uses leg, the warm graph's order kept, names by rank per character and a
-    # name a longer one holds said once); 0.35 and 0.23 at the first stop of issue 13; 0.18
-    # before the startup block work.
-    # (content): names counted in tool-input values, not JSON keys (measured 0.66 and 0.32,
-    # the lists 0.68 and 0.38; 0.56 and 0.29 before the opening leg).
-    800: {"names": 158, "graph": 0.63, "frequent": 0.61, "recent": 0.41, "best": 0.61,
-          "content_names": 152, "content_graph": 0.65, "content_best": 0.68, "at_least_best": True,
+    # graph measured 0.65 @ 800 (at least the best list's 0.61) and 0.316 @ 400 with a file
+    # costing the name it is shown with; 0.63 and 0.31 with the opening leg (the names the
+    # last session touched first); 0.53 and 0.28 before it (mentions, the uses leg, the warm
+    # graph's order kept, names by rank per character and a name a longer one holds said
+    # once); 0.35 and 0.23 at the first stop of issue 13; 0.18 before the startup block work.
+    # (content): names counted in tool-input values, not JSON keys (measured 0.68 and 0.33,
+    # the lists 0.68 and 0.38: at 800 the block recalls the very same 103 of 152 names;
+    # 0.66 and 0.32 before the file cost, 0.56 and 0.29 before the opening leg).
+    800: {"names": 158, "graph": 0.65, "frequent": 0.61, "recent": 0.41, "best": 0.61,
+          "content_names": 152, "content_graph": 0.67, "content_best": 0.68, "at_least_best": True,
+          "content_at_least_best": True,
           "request_shown": True, "open_shown": 1, "open_total": 1},
     400: {"names": 158, "graph": 0.31, "frequent": 0.38, "recent": 0.21, "best": 0.38,
           "content_names": 152, "content_graph": 0.32, "content_best": 0.38, "at_least_best": False,
+          "content_at_least_best": False,
           "request_shown": True, "open_shown": 1, "open_total": 1},
 }
 TOLERANCE = 0.01
@@ -172,6 +176,7 @@ def test_corpus_chain_figures_are_pinned(budget: int) -> None:
     assert row["content"]["names"] == pin["content_names"]
     assert content["best"] == pytest.approx(pin["content_best"], abs=TOLERANCE)
     assert content["graph"] >= pin["content_graph"]
+    assert content["graph"] >= content["best"] or not pin["content_at_least_best"]
     prev = row["previous"]
     assert prev["session"].startswith("8463c716") and prev["open_total"] == pin["open_total"]
     assert len(prev["open_shown"]) >= pin["open_shown"]
