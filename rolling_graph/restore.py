@@ -70,11 +70,14 @@ PRESETS["compact"] = RestoreSettings(
 #: ../shared/corpus at 400 tokens, next-40 recall 0.43 → 0.51 and 0.40 → 0.42 (and at
 #: 800 tokens, where room is not the limit, rank alone does better); 0.7 of the room with
 #: the request, task and decision lines shortened rather than dropped: 0.53 and 0.43.
-#: A file costs the characters it is shown with (its name and the names edited in it, not
-#: its path): 0.57/0.50 → 0.59/0.54 and 0.43/0.37 → 0.45/0.37 (next-40/dropped).
+#: A file costs the characters it is shown with, its name and not its path, and comes
+#: alone: the names edited in it are this session's own nodes and rank on their own
+#: (0.57/0.50 → 0.61/0.50 and 0.43/0.37 → 0.48/0.37, next-40/dropped; with the names
+#: following their file, 0.59/0.54 and 0.45/0.37).
 PRESETS["compact-lean"] = RestoreSettings(
     **{**PRESETS["lean"].as_dict(), "names_share": 0.7, "request_share": 0.06, "tasks_share": 0.08,
-       "decisions_share": 0.15, "working_share": 0.1, "problems_share": 0.05, "name_cost": 1.0},
+       "decisions_share": 0.15, "working_share": 0.1, "problems_share": 0.05, "name_cost": 1.0,
+       "file_brings_names": False},
 )
 #: A new session (``startup``, ``clear``) has no summary: the last session's request, open
 #: items and decisions keep their lines, but the project's names get the most room, at every

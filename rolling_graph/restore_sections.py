@@ -55,6 +55,9 @@ class RestoreSettings(_Strategy):
     working_commands = 3
     #: With fewer changed files than this, the most read ones join the working set.
     working_min_files = 3
+    #: A file in the name list brings the names edited in it right after its own (its
+    #: neighbours, summarised); off, those names are listed by their own rank.
+    file_brings_names = True
     #: Names Claude's compaction summary already holds: ``keep`` them in rank order or
     #: ``demote`` them after the names only the graph can give back.
     summary_names = "keep"
@@ -250,13 +253,14 @@ def add_problems(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[s
 
 def _named(g: RestoreView, pool: list[str], files: dict[str, str], s: RestoreSettings) -> Iterator[tuple[str | None, str]]:
     """``(node id, name)`` in rank order, escaped; a file not in the working set brings the
-    names edited in it right after its own (``None``: a name with no node of its own)."""
+    names edited in it right after its own (``None``: a name with no node of its own) unless
+    ``s.file_brings_names`` is off."""
     for nid in pool:
         if nid in files:
             if g.is_rejected_name(files[nid].rpartition("/")[2]):
                 continue
             yield nid, esc(files[nid], max(s.name_chars, len(files[nid])))
-            for name in g.what(nid)[1]:
+            for name in g.what(nid)[1] if s.file_brings_names else ():
                 yield None, esc(name, s.name_chars)
         elif not g.is_rejected_name(g.label(nid)):
             label = short_command(g.label(nid), s.name_chars) if g.kind[nid] == "command" else g.label(nid)
@@ -265,9 +269,10 @@ def _named(g: RestoreView, pool: list[str], files: dict[str, str], s: RestoreSet
 
 def shown_length(g: RestoreView, nid: str, files: dict[str, str], s: RestoreSettings) -> int:
     """The characters a name takes in the name list, its separator included: a file, its
-    name as shown (not its path) and the names edited in it, which follow it there."""
+    name as shown (not its path) and the names edited in it when they follow it there."""
     if nid in files:
-        return len(files[nid]) + 2 + sum(min(len(name), s.name_chars) + 2 for name in g.what(nid)[1])
+        brought = g.what(nid)[1] if s.file_brings_names else ()
+        return len(files[nid]) + 2 + sum(min(len(name), s.name_chars) + 2 for name in brought)
     return min(len(g.label(nid)), s.name_chars) + 2
 
 

@@ -46,18 +46,27 @@ from rolling_graph.transcript import parse_transcript
 #: summary repeats, and that figure moved (sync: 0.77 → 0.76, 0.74 → 0.77, 0.48 → 0.39, 0.37 →
 #: 0.38) while both figures that matter rose.
 GRAPH_FLOORS: dict[tuple[str, int, str], tuple[float, float]] = {
-    # Measured 2026-11-26 (sync 0.78/0.62, 0.74/0.48, 0.51/0.46, 0.42/0.37;
-    # async 0.80/0.67, 0.74/0.48, 0.59/0.54, 0.45/0.37), less 0.02, rounded down. At 400
-    # tokens a file in the name list costs the name it is shown with, not its path (before:
+    # Measured 2026-11-26 (sync 0.78/0.62, 0.74/0.48, 0.57/0.46, 0.46/0.37;
+    # async 0.80/0.67, 0.74/0.48, 0.61/0.50, 0.48/0.37), less 0.02, rounded down. At 400
+    # tokens a file in the name list costs its name, not its path, and comes alone (before:
     # sync 0.47/0.42, 0.40/0.37; async 0.57/0.50, 0.43/0.37).
     ("8463c716", 800, "sync"): (0.75, 0.60),
     ("4d5611e5", 800, "sync"): (0.71, 0.46),
-    ("8463c716", 400, "sync"): (0.49, 0.44),
-    ("4d5611e5", 400, "sync"): (0.40, 0.35),
+    ("8463c716", 400, "sync"): (0.55, 0.43),
+    ("4d5611e5", 400, "sync"): (0.44, 0.35),
     ("8463c716", 800, "async"): (0.77, 0.64),
     ("4d5611e5", 800, "async"): (0.71, 0.46),
-    ("8463c716", 400, "async"): (0.57, 0.52),
-    ("4d5611e5", 400, "async"): (0.43, 0.35),
+    ("8463c716", 400, "async"): (0.59, 0.48),
+    ("4d5611e5", 400, "async"): (0.45, 0.35),
+}
+
+#: Where the block already recalls at least the best naive list's share (issue 12's bar):
+#: (session, budget, mode) -> the figures. Add cells as they are met; never remove one.
+AT_LEAST_BEST: dict[tuple[str, int, str], tuple[str, ...]] = {
+    ("8463c716", 400, "async"): ("next40", "dropped"),
+    ("8463c716", 400, "sync"): ("dropped",),
+    ("4d5611e5", 800, "async"): ("next40",),
+    ("4d5611e5", 800, "sync"): ("next40",),
 }
 
 #: The corpus README's "best list" row: (session, budget) -> (next-40, dropped, summary).
@@ -216,6 +225,9 @@ def test_graph_restore_block_stays_above_the_floors(session: str, budget: int, m
     measured = (graph["next40"], graph["dropped"])
     floors = GRAPH_FLOORS[(session, budget, mode)]
     assert all(m >= f - 1e-9 for m, f in zip(measured, floors, strict=True)), f"{session} @ {budget}: {measured} < floors {floors}"
+    best = compaction["budgets"][str(budget)]["methods"]["best"]
+    for figure in AT_LEAST_BEST.get((session, budget, mode), ()):
+        assert graph[figure] >= best[figure], f"{session} @ {budget} {mode}: {figure} {graph[figure]} < best list {best[figure]}"
     # It also states what the session was asked and what is open, and 8463c716's plan in force.
     block = compaction["budgets"][str(budget)]["blocks"][f"graph-{mode}"]
     assert 'Request (user): "Work on bead spotter-' in block and "Open tasks: [in_progress] spotter-" in block

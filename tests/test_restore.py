@@ -428,7 +428,7 @@ def test_a_small_block_still_states_the_decision_in_force_if_only_shortened() ->
 
 def test_a_file_in_a_small_block_costs_the_name_it_is_shown_with_not_its_path() -> None:
     # Ranked by rank per character, a file is shown by its name (``app.ex``), so its deep
-    # path must not make it dear; the names edited in it, which follow it, do count.
+    # path must not make it dear; where the names edited in it follow it, they count too.
     doc = billing_session()
     for i in range(60):
         node(doc, f"sym-{i}", f"handler_for_event_{i:02d}", "symbol", seq=400 + i)
@@ -436,8 +436,15 @@ def test_a_file_in_a_small_block_costs_the_name_it_is_shown_with_not_its_path() 
     node(doc, "f-short", deep + "app.ex", "file", path=deep + "app.ex", reads=1, seq=420)
     node(doc, "f-busy", deep + "row.ex", "file", path=deep + "row.ex", reads=1, seq=420,
          what=", ".join(f"`render_transcript_row_variant_{i}`" for i in range(6)))
-    small, _ = restore_block(doc, R, "compact", summary="We are fixing proration.", budget_tokens=400)
-    names = lines(small)[line_with(small, "Also")]
-    assert "app.ex" in names
-    assert "row.ex" not in names  # same rank, but it would bring six long names with it
-    assert len(small) <= 400 * 3
+    alone = PRESETS["compact-lean"]
+    assert not alone.file_brings_names
+    brings = replace(alone, file_brings_names=True)
+    summary = "We are fixing proration."
+    for preset in (alone, brings):
+        small, _ = restore_block(doc, R, "compact", summary=summary, budget_tokens=400, settings=preset)
+        names = lines(small)[line_with(small, "Also")]
+        assert "app.ex" in names and len(small) <= 400 * 3
+        if preset.file_brings_names:  # same rank, but it would bring six long names with it
+            assert "row.ex" not in names and "render_transcript_row_variant" not in names
+        else:  # alone it is as cheap as app.ex; its names rank on their own (here: no nodes)
+            assert "row.ex" in names and "render_transcript_row_variant" not in names
