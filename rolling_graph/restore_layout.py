@@ -23,13 +23,27 @@ def shown_path(path: str, limit: int) -> str:
     return file_label(path, max(limit, len(path.rpartition("/")[2]) + 2))
 
 
-def short_command(command: str, limit: int) -> str:
-    """A command within ``limit`` characters where it can be: its paths shortened to their
-    file names first (``mix test …/transcript_renderer_test.exs``), so that a cut keeps
-    what it ran on."""
+def short_command(command: str, limit: int, *, compact: bool = False) -> str:
+    """A command within ``limit`` characters: its paths shortened to their file names first
+    (``mix test …/transcript_renderer_test.exs``), so that a cut keeps what it ran on; then,
+    if it is still too long, cut after its last whole word that fits (``mix credo
+    …/session_live.ex …``, never ``…/transcript_r``), or within its first word when not even
+    that fits. ``compact`` (a name list's form): its files' paths are their names even when
+    it fits (``mix credo …/session_live.ex``; a directory, ``tests/billing``, stays)."""
     if len(command) <= limit:
-        return command
-    return " ".join("…/" + w.rpartition("/")[2] if "/" in w.strip("/") and w.rpartition("/")[2] else w for w in command.split())
+        if not compact:
+            return command
+        return " ".join("…/" + w.rpartition("/")[2] if "/" in w.strip("/") and "." in w.rpartition("/")[2].strip(".") else w
+                        for w in command.split())
+    short = " ".join("…/" + w.rpartition("/")[2] if "/" in w.strip("/") and w.rpartition("/")[2] else w for w in command.split())
+    if len(short) <= limit:
+        return short
+    if limit < 2:
+        return short[:limit]
+    cut = short[: limit - 1]
+    if short[limit - 1] != " " and " " in cut.strip():  # the cut falls inside a word: drop it
+        cut = cut[: cut.rstrip().rfind(" ") + 1]
+    return cut + "…"
 
 
 def file_path(node: Node, project: str | None) -> str:

@@ -263,7 +263,7 @@ def _named(g: RestoreView, pool: list[str], files: dict[str, str], s: RestoreSet
             for name in g.what(nid)[1] if s.file_brings_names else ():
                 yield None, esc(name, s.name_chars)
         elif not g.is_rejected_name(g.label(nid)):
-            label = short_command(g.label(nid), s.name_chars) if g.kind[nid] == "command" else g.label(nid)
+            label = short_command(g.label(nid), s.name_chars, compact=True) if g.kind[nid] == "command" else g.label(nid)
             yield nid, esc(label, s.name_chars)
 
 

@@ -108,6 +108,41 @@ def test_commands_are_normalised_and_classified() -> None:
     assert out.commit_result("[main 4c1d9e2] fix: one line\n 1 file changed") == ("4c1d9e2", "fix: one line")
 
 
+def test_a_long_commands_label_ends_on_a_whole_word_and_its_id_is_unchanged() -> None:
+    from rolling_graph.probe.offline_commands import COMMAND_CHARS, command_label
+
+    command = "mix credo lib/spotter_web/live/session_live.ex lib/spotter/services/transcript_renderer.ex"
+    assert command_label(command) == "mix credo lib/spotter_web/live/session_live.ex …"  # not "…/transcript_r"
+    assert command_label("mix test") == "mix test"
+    one_word = "node " + "x" * 100  # cutting after a whole word would keep too little
+    assert command_label(one_word) == one_word[: COMMAND_CHARS - 1] + "…"
+    assert all(len(command_label(c)) <= COMMAND_CHARS for c in (command, one_word, "a " * 60))
+
+
+def test_a_long_command_keeps_the_node_id_it_always_had(isolated_home: Path) -> None:
+    """Its id is the slug of its first 80 characters, as before labels were cut on a word:
+    sessions recorded before and after share one node."""
+    from conftest import run_hook, tool_payload
+
+    from rolling_graph.config import load_settings
+    from rolling_graph.ids import slugify
+    from rolling_graph.probe.offline_commands import COMMAND_CHARS
+    from rolling_graph.sidecar import SidecarStore
+
+    sid = "long-command"
+    command = "mix test test/spotter/services/transcript_renderer_test.exs test/spotter_web/live/session_live_test.exs"
+    ran = {**tool_payload(sid, "Bash", {"command": command}), "hook_event_name": "PostToolUseFailure",
+           "error": "Exit code 2\n  1) test renders a row (TranscriptRendererTest)\nFinished in 0.2 seconds\n12 tests, 1 failure"}
+    del ran["tool_response"]
+    assert run_hook("post-tool-use-failure", ran).returncode == 0
+    again = tool_payload(sid, "Bash", {"command": command}, {"stdout": "Finished in 0.2 seconds\n12 tests, 0 failures", "stderr": ""})
+    assert run_hook("post-tool-use", again).returncode == 0
+    assert run_hook("stop", {"session_id": sid, "transcript_path": f"/tmp/{sid}.jsonl", "cwd": "/home/dev/app", "hook_event_name": "Stop"}).returncode == 0
+    node = SidecarStore(load_settings()).load(sid)["nodes"][slugify(command[:COMMAND_CHARS])]
+    assert node["kind"] == "command" and node["label"] == "mix test test/spotter/services/transcript_renderer_test.exs …"
+    assert node["facts"]["runs"] == 2 and node["facts"]["outcome"] == "pass"
+
+
 def test_code_names_are_identifiers_not_phrases_or_files() -> None:
     text = "call `prorate_amount/3` then Billing.Proration.apply and @max_lines 5 from proration.py, skip user data"
     assert out.code_names(text) == ["prorate_amount/3", "Billing.Proration.apply", "@max_lines"]

@@ -274,8 +274,20 @@ def test_shortened_paths_keep_the_file_name_and_fit_when_they_can(parts: list[st
 
 def test_a_long_command_keeps_the_file_names_it_ran_on() -> None:
     command = "mix test test/spotter/services/transcript_renderer_test.exs --seed 0"
-    assert short_command(command, 40) == "mix test …/transcript_renderer_test.exs --seed 0"
+    assert short_command(command, 40) == "mix test …/transcript_renderer_test.exs…"
+    assert short_command(command, 60) == "mix test …/transcript_renderer_test.exs --seed 0"
     assert short_command("pytest -q tests/a.py", 40) == "pytest -q tests/a.py"
+
+
+def test_a_cut_command_ends_on_a_whole_word() -> None:
+    command = "mix credo lib/spotter_web/live/session_live.ex lib/spotter/services/transcript_renderer.ex"
+    assert short_command(command, 42) == "mix credo …/session_live.ex …"  # not "…/transcript_r"
+    assert short_command("a_single_very_long_command_word_with_no_spaces_at_all", 20) == "a_single_very_long_…"
+    for limit in range(1, 60):
+        assert len(short_command(command, limit)) <= limit
+    # In a name list a command's files go by their names; a directory stays as it is.
+    assert short_command("mix credo lib/spotter_web/live/session_live.ex", 48, compact=True) == "mix credo …/session_live.ex"
+    assert short_command("pytest tests/billing -q", 48, compact=True) == "pytest tests/billing -q"
 
 
 def test_file_names_in_the_name_list_are_made_unique_by_their_directories() -> None:

@@ -26,6 +26,8 @@ from .proposal import Proposal, event_seq
 if TYPE_CHECKING:
     from ..types import PendingEvent
 
+#: The longest command label (and the text its node id is made from).
+COMMAND_CHARS = 80
 _TASK_OUTPUT_RE = re.compile(r"/tasks/([A-Za-z0-9_-]{3,40})\.output\b")
 _PATH_TOKEN_RE = re.compile(r"(?<![\w/.~-])(?:\.{0,2}/)?[\w@.-]+(?:/[\w@.-]+)*\.[A-Za-z0-9]{1,10}\b")
 NAMES_PER_COMMAND = 4
@@ -97,10 +99,22 @@ def settle(p: Proposal, cid: str, kind: str, family: str, output: str, failed: b
                 p.set(other, outcome="pass", result=f"{str(p.fact(other, 'result') or 'failed').split(' → ')[-1]} → passed in the whole suite"[:120])
 
 
+def command_label(command: str) -> str:
+    """A command as its node shows it: whole up to :data:`COMMAND_CHARS`, else cut after a
+    whole word (``mix credo lib/spotter_web/live/session_live.ex …``, never ``…/transcript_r``)
+    when that keeps most of it. Its id stays the slug of its first ``COMMAND_CHARS``
+    characters, as it always was, so a long command is one node across sessions."""
+    if len(command) <= COMMAND_CHARS:
+        return command
+    cut = command[: COMMAND_CHARS - 1]
+    head = cut.rsplit(" ", 1)[0].rstrip()
+    return head + " …" if len(head) >= COMMAND_CHARS // 2 else cut + "…"
+
+
 def _run(p: Proposal, event: PendingEvent, state: dict[str, Any], part: str, kind: str, family: str, seq: int | None) -> None:
     data, output = event.get("data") or {}, _output(event)
     label = p.local(part)  # the same command in every worktree (its paths stay as given for the files below)
-    cid = p.node(label[:80], "technical", "command", nid=slugify(label[:80]))
+    cid = p.node(command_label(label), "technical", "command", nid=slugify(label[:COMMAND_CHARS]))
     if not cid:
         return
     p.set(cid, runs=int(p.fact(cid, "runs") or 0) + 1)
