@@ -95,8 +95,9 @@ PRESETS["startup"] = RestoreSettings(
 #: A small startup block (below :data:`LEAN_BELOW_CHARS`): the last session's open items
 #: need their line, so the names keep 0.6 of the room, and length counts less than rank
 #: (``name_cost=0.75``): on the corpus chain at 400 tokens 0.31 → 0.32, reversed 0.15 →
-#: 0.23 (rank alone: 0.31 and 0.15; 0.5–1.25 all give 0.30–0.32 and 0.22–0.23); the count
-#: names one kind.
+#: 0.22 (rank alone: 0.31 and 0.15; 0.5–1.25 all give 0.30–0.32 and 0.22–0.23). Here a
+#: file brings the names edited in it: listed alone, the last session's five most edited
+#: files get in and eight code names give way (0.32 → 0.30). The count names one kind.
 PRESETS["startup-lean"] = RestoreSettings(**{**PRESETS["startup"].as_dict(), "names_share": 0.6, "name_cost": 0.75, "count_kinds": 1})
 DEFAULT = PRESETS["default"]
 #: Blocks of fewer characters than this use the ``lean`` preset unless told otherwise.
