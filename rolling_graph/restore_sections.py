@@ -91,6 +91,22 @@ _CATEGORY = {
 }
 
 
+#: A cut request keeps its whole first sentences when they hold at least this many characters.
+MIN_SENTENCE_CHARS = 20
+
+
+def first_sentences(text: str, limit: int) -> str:
+    """``text`` if it fits in ``limit``, else its first whole sentences that do, with `` …``
+    (``Work on bead app-3. …`` rather than ``Work on bead app-3. Run bd show ap…``); the text
+    as it is when no sentence ends early enough (the caller cuts it)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    # A sentence ending at ``end`` is shown as ``text[: end + 1] + " …"``: end + 3 characters.
+    end = max(text.rfind(mark, 0, limit - 1) for mark in (". ", "? ", "! ", ": "))
+    return text[: end + 1] + " …" if end + 1 >= MIN_SENTENCE_CHARS else text
+
+
 def add_requests(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]) -> None:
     asked = g.recent_first(g.by_kind.get("request", []))
     if not asked:
@@ -101,7 +117,7 @@ def add_requests(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[s
     if g.nodes[current].get("pulled"):  # from the warm graph: an earlier session asked it
         head = "Last session's r" + head[1:]
     room = min(s.request_chars, sec.room() - len(head) - 2)
-    if room >= 20 and sec.add(f'{head}"{esc(g.label(current), room)}"'):
+    if room >= 20 and sec.add(f'{head}"{esc(first_sentences(g.label(current), room), room)}"'):
         shown.append(current)
     if earlier:
         line, taken = join_items("Earlier requests: ", [f'"{esc(g.label(i), s.earlier_request_chars)}"' for i in earlier], sec.room())

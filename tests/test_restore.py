@@ -16,6 +16,7 @@ from rolling_graph.model import make_edge, make_node, new_document
 from rolling_graph.render import CLOSE, OPEN
 from rolling_graph.restore import PRESETS, restore_block
 from rolling_graph.restore_layout import short_command, short_names, shown_path
+from rolling_graph.restore_sections import first_sentences
 
 NOW = datetime(2026, 11, 25, 14, 0, tzinfo=UTC)
 R = RenderSettings()
@@ -277,6 +278,20 @@ def test_a_long_command_keeps_the_file_names_it_ran_on() -> None:
     assert short_command(command, 40) == "mix test …/transcript_renderer_test.exs…"
     assert short_command(command, 60) == "mix test …/transcript_renderer_test.exs --seed 0"
     assert short_command("pytest -q tests/a.py", 40) == "pytest -q tests/a.py"
+
+
+def test_a_cut_request_keeps_its_first_whole_sentences() -> None:
+    asked = "Work on bead spotter-dov. Run bd show spotter-dov to see the issue details and bd ready to find available work."
+    assert first_sentences(asked, 60) == "Work on bead spotter-dov. …"
+    assert first_sentences(asked, 200) == asked
+    for limit in range(len("Work on bead spotter-dov. …"), len(asked)):
+        shown = first_sentences(asked, limit)
+        assert len(shown) <= limit and shown.endswith(". …")
+    assert first_sentences("Fix it. Then run the tests and commit the result", 30) == "Fix it. Then run the tests and commit the result"  # too short: cut as before
+    doc = billing_session(fillers=200)
+    doc["nodes"]["req"]["label"] = "Annual invoices are prorated twice. Find out why, fix it, add a regression test and deploy it today."
+    text, _ = restore_block(doc, R, "compact", summary="We are fixing proration.", budget_tokens=400)
+    assert 'Request (user): "Annual invoices are prorated twice. …"' in text
 
 
 def test_a_cut_command_ends_on_a_whole_word() -> None:
