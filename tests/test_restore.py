@@ -3,73 +3,17 @@ the working set, open problems, then ranked names filling the budget, then a cou
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from restore_support import NOW, R, billing_session, edge, line_with, lines, node
 
-from rolling_graph.config import RenderSettings, replace
+from rolling_graph.config import replace
 from rolling_graph.evaluation import stale_as_current
-from rolling_graph.ids import edge_key
-from rolling_graph.model import make_edge, make_node, new_document
+from rolling_graph.model import new_document
 from rolling_graph.render import CLOSE, OPEN
 from rolling_graph.restore import PRESETS, restore_block
-from rolling_graph.restore_layout import short_command, short_names, shown_path
-from rolling_graph.restore_sections import first_sentences
-
-NOW = datetime(2026, 11, 25, 14, 0, tzinfo=UTC)
-R = RenderSettings()
-
-
-# -- builders (the SCHEMA12 node shape) ---------------------------------------------------------
-def node(doc: dict[str, Any], nid: str, label: str, kind: str, *, weight: float = 0.5, **facts: Any) -> str:
-    n = make_node(label, "technical", kind, node_id=nid, weight=weight, now=NOW)
-    if facts:
-        n["facts"] = facts
-    doc["nodes"][nid] = n
-    return nid
-
-
-def edge(doc: dict[str, Any], source: str, verb: str, target: str) -> None:
-    doc["edges"][edge_key(source, verb, target)] = make_edge(source, verb, target, now=NOW)
-
-
-def billing_session(fillers: int = 0) -> dict[str, Any]:
-    """DESIGN.md's example: a session fixing double proration in a Django app."""
-    doc = new_document("s", project="/home/ada/shop", now=NOW)
-    node(doc, "req-old", "look at the billing module", "request", seq=1, by="user")
-    node(doc, "req", "invoices for annual plans are prorated twice — find out why and fix it", "request", seq=3, by="user")
-    node(doc, "t-done", "reproduce with the fixture customer", "task", status="completed", seq=20)
-    node(doc, "t-now", "fix double proration in billing/proration.py", "task", status="in_progress", seq=60)
-    node(doc, "t-next", "add a regression test for annual upgrades", "task", status="pending", seq=61)
-    node(doc, "d-new", "proration happens only in `apply_plan_change` (not in the webhook)", "decision", seq=70, by="user")
-    node(doc, "d-old", "prorate in StripeWebhookView", "decision", seq=30)
-    edge(doc, "d-new", "supersedes", "d-old")
-    node(doc, "f-pro", "billing/proration.py", "file", path="billing/proration.py", edits=6, reads=2, last_op="edit",
-         what="`prorate_amount`, `apply_plan_change`", seq=72)
-    node(doc, "f-hook", "billing/webhooks.py", "file", path="billing/webhooks.py", edits=2, last_op="edit", what="call to `prorate_amount` removed", seq=55)
-    node(doc, "f-test", "tests/billing/test_proration.py", "file", path="tests/billing/test_proration.py", edits=1, writes=1, seq=74)
-    node(doc, "c-test", "pytest tests/billing -q", "command", runs=3, outcome="pass", result="2 failed → 0 failed", seq=75)
-    edge(doc, "c-test", "tests", "f-test")
-    node(doc, "e-open", "`test_upgrade_mid_cycle` flaky under freezegun (tz)", "error", state="open", seq=76)
-    node(doc, "e-done", "ImportError: cannot import name 'Plan'", "error", state="resolved", seq=40)
-    for i, (label, kind) in enumerate([("billing/invoice_line.py", "file"), ("billing/plan.py", "file"), ("settings/base.py", "file"),
-                                       ("customer_factory", "symbol"), ("stripe_event_id", "symbol"), ("BillingPeriod", "symbol"),
-                                       ("annual_discount", "symbol"), ("conftest.py", "file")]):
-        extra = {"path": label, "reads": 1} if kind == "file" else {}
-        node(doc, f"n{i}", label, kind, seq=50 - i, **extra)
-    for i in range(fillers):
-        node(doc, f"filler-{i}", f"helper_function_{i}", "symbol", seq=i % 40, weight=0.2)
-    return doc
-
-
-def lines(text: str) -> list[str]:
-    return text.splitlines()
-
-
-def line_with(text: str, needle: str) -> int:
-    return next(i for i, line in enumerate(lines(text)) if needle in line)
 
 
 # -- the shape -----------------------------------------------------------------------------------
@@ -255,61 +199,6 @@ def test_demoting_names_the_summary_holds_gives_room_to_the_others() -> None:
     assert in_summary <= set(kept[:8]), "kept in rank order by default"
 
 
-# -- labels ----------------------------------------------------------------------------------------
-def test_a_long_path_loses_the_middle_of_its_directory_never_its_file_name() -> None:
-    path = "lib/spotter_web/live/components/session_transcript/very_long_component_name.ex"
-    assert shown_path(path, 60).endswith("/session_transcript/very_long_component_name.ex") and "…" in shown_path(path, 60)
-    assert len(shown_path(path, 60)) <= 60
-    assert shown_path(path, 20).endswith("/very_long_component_name.ex")
-    assert shown_path("a/b.py", 60) == "a/b.py"
-
-
-@given(st.lists(st.text(alphabet="abc_.", min_size=1, max_size=12), min_size=1, max_size=8), st.integers(5, 80))
-def test_shortened_paths_keep_the_file_name_and_fit_when_they_can(parts: list[str], limit: int) -> None:
-    path = "/".join(parts)
-    name = parts[-1]
-    out = shown_path(path, limit)
-    assert out.endswith(name)
-    assert len(out) <= max(limit, len(name) + 2)
-
-
-def test_a_long_command_keeps_the_file_names_it_ran_on() -> None:
-    command = "mix test test/spotter/services/transcript_renderer_test.exs --seed 0"
-    assert short_command(command, 40) == "mix test …/transcript_renderer_test.exs…"
-    assert short_command(command, 60) == "mix test …/transcript_renderer_test.exs --seed 0"
-    assert short_command("pytest -q tests/a.py", 40) == "pytest -q tests/a.py"
-
-
-def test_a_cut_request_keeps_its_first_whole_sentences() -> None:
-    asked = "Work on bead spotter-dov. Run bd show spotter-dov to see the issue details and bd ready to find available work."
-    assert first_sentences(asked, 60) == "Work on bead spotter-dov. …"
-    assert first_sentences(asked, 200) == asked
-    for limit in range(len("Work on bead spotter-dov. …"), len(asked)):
-        shown = first_sentences(asked, limit)
-        assert len(shown) <= limit and shown.endswith(". …")
-    assert first_sentences("Fix it. Then run the tests and commit the result", 30) == "Fix it. Then run the tests and commit the result"  # too short: cut as before
-    doc = billing_session(fillers=200)
-    doc["nodes"]["req"]["label"] = "Annual invoices are prorated twice. Find out why, fix it, add a regression test and deploy it today."
-    text, _ = restore_block(doc, R, "compact", summary="We are fixing proration.", budget_tokens=400)
-    assert 'Request (user): "Annual invoices are prorated twice. …"' in text
-
-
-def test_a_cut_command_ends_on_a_whole_word() -> None:
-    command = "mix credo lib/spotter_web/live/session_live.ex lib/spotter/services/transcript_renderer.ex"
-    assert short_command(command, 42) == "mix credo …/session_live.ex …"  # not "…/transcript_r"
-    assert short_command("a_single_very_long_command_word_with_no_spaces_at_all", 20) == "a_single_very_long_…"
-    for limit in range(1, 60):
-        assert len(short_command(command, limit)) <= limit
-    # In a name list a command's files go by their names; a directory stays as it is.
-    assert short_command("mix credo lib/spotter_web/live/session_live.ex", 48, compact=True) == "mix credo …/session_live.ex"
-    assert short_command("pytest tests/billing -q", 48, compact=True) == "pytest tests/billing -q"
-
-
-def test_file_names_in_the_name_list_are_made_unique_by_their_directories() -> None:
-    names = short_names({"a": "src/app/models.py", "b": "src/billing/models.py", "c": "src/billing/plan.py"})
-    assert names == {"a": "app/models.py", "b": "billing/models.py", "c": "plan.py"}
-
-
 # -- never over budget -----------------------------------------------------------------------------
 _label = st.one_of(st.text(max_size=140), st.text(alphabet="ab </>&\"\n\u2028\u202e`·—é", max_size=140))
 _kind = st.sampled_from(["request", "task", "decision", "correction", "preference", "file", "symbol", "command", "error", "commit", "entity", "concept", "summary"])
@@ -454,30 +343,6 @@ def test_a_small_block_still_states_the_decision_in_force_if_only_shortened() ->
     assert len(text) <= 300 * 3
     decisions = lines(text)[line_with(text, "Decisions in force:") + 1]
     assert decisions.startswith("- ") and "proration happens only in" in decisions and decisions.endswith("…")
-
-
-def test_a_file_in_a_small_block_costs_the_name_it_is_shown_with_not_its_path() -> None:
-    # Ranked by rank per character, a file is shown by its name (``app.ex``), so its deep
-    # path must not make it dear; where the names edited in it follow it, they count too.
-    doc = billing_session()
-    for i in range(60):
-        node(doc, f"sym-{i}", f"handler_for_event_{i:02d}", "symbol", seq=400 + i)
-    deep = "lib/spotter_web/components/live/transcript/rendering/helpers/"
-    node(doc, "f-short", deep + "app.ex", "file", path=deep + "app.ex", reads=1, seq=420)
-    node(doc, "f-busy", deep + "row.ex", "file", path=deep + "row.ex", reads=1, seq=420,
-         what=", ".join(f"`render_transcript_row_variant_{i}`" for i in range(6)))
-    alone = PRESETS["compact-lean"]
-    assert not alone.file_brings_names
-    brings = replace(alone, file_brings_names=True)
-    summary = "We are fixing proration."
-    for preset in (alone, brings):
-        small, _ = restore_block(doc, R, "compact", summary=summary, budget_tokens=400, settings=preset)
-        names = lines(small)[line_with(small, "Also")]
-        assert "app.ex" in names and len(small) <= 400 * 3
-        if preset.file_brings_names:  # same rank, but it would bring six long names with it
-            assert "row.ex" not in names and "render_transcript_row_variant" not in names
-        else:  # alone it is as cheap as app.ex; its names rank on their own (here: no nodes)
-            assert "row.ex" in names and "render_transcript_row_variant" not in names
 
 
 def test_a_new_sessions_block_says_it_comes_from_earlier_sessions() -> None:

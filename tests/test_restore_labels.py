@@ -1,0 +1,93 @@
+"""Labels in the restore block: a path keeps its file name, a command and a request are cut
+after a whole word or sentence, and a name in the name list is unique and costs what it shows."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+from restore_support import R, billing_session, line_with, lines, node
+
+from rolling_graph.config import replace
+from rolling_graph.restore import PRESETS, restore_block
+from rolling_graph.restore_layout import short_command, short_names, shown_path
+from rolling_graph.restore_sections import first_sentences
+
+
+# -- paths, commands, requests -------------------------------------------------------------------
+def test_a_long_path_loses_the_middle_of_its_directory_never_its_file_name() -> None:
+    path = "lib/spotter_web/live/components/session_transcript/very_long_component_name.ex"
+    assert shown_path(path, 60).endswith("/session_transcript/very_long_component_name.ex") and "…" in shown_path(path, 60)
+    assert len(shown_path(path, 60)) <= 60
+    assert shown_path(path, 20).endswith("/very_long_component_name.ex")
+    assert shown_path("a/b.py", 60) == "a/b.py"
+
+
+@given(st.lists(st.text(alphabet="abc_.", min_size=1, max_size=12), min_size=1, max_size=8), st.integers(5, 80))
+def test_shortened_paths_keep_the_file_name_and_fit_when_they_can(parts: list[str], limit: int) -> None:
+    path = "/".join(parts)
+    name = parts[-1]
+    out = shown_path(path, limit)
+    assert out.endswith(name)
+    assert len(out) <= max(limit, len(name) + 2)
+
+
+def test_a_long_command_keeps_the_file_names_it_ran_on() -> None:
+    command = "mix test test/spotter/services/transcript_renderer_test.exs --seed 0"
+    assert short_command(command, 40) == "mix test …/transcript_renderer_test.exs…"
+    assert short_command(command, 60) == "mix test …/transcript_renderer_test.exs --seed 0"
+    assert short_command("pytest -q tests/a.py", 40) == "pytest -q tests/a.py"
+
+
+def test_a_cut_request_keeps_its_first_whole_sentences() -> None:
+    asked = "Work on bead spotter-dov. Run bd show spotter-dov to see the issue details and bd ready to find available work."
+    assert first_sentences(asked, 60) == "Work on bead spotter-dov. …"
+    assert first_sentences(asked, 200) == asked
+    for limit in range(len("Work on bead spotter-dov. …"), len(asked)):
+        shown = first_sentences(asked, limit)
+        assert len(shown) <= limit and shown.endswith(". …")
+    assert first_sentences("Fix it. Then run the tests and commit the result", 30) == "Fix it. Then run the tests and commit the result"  # too short: cut as before
+    doc = billing_session(fillers=200)
+    doc["nodes"]["req"]["label"] = "Annual invoices are prorated twice. Find out why, fix it, add a regression test and deploy it today."
+    text, _ = restore_block(doc, R, "compact", summary="We are fixing proration.", budget_tokens=400)
+    assert 'Request (user): "Annual invoices are prorated twice. …"' in text
+
+
+def test_a_cut_command_ends_on_a_whole_word() -> None:
+    command = "mix credo lib/spotter_web/live/session_live.ex lib/spotter/services/transcript_renderer.ex"
+    assert short_command(command, 42) == "mix credo …/session_live.ex …"  # not "…/transcript_r"
+    assert short_command("a_single_very_long_command_word_with_no_spaces_at_all", 20) == "a_single_very_long_…"
+    for limit in range(1, 60):
+        assert len(short_command(command, limit)) <= limit
+    # In a name list a command's files go by their names; a directory stays as it is.
+    assert short_command("mix credo lib/spotter_web/live/session_live.ex", 48, compact=True) == "mix credo …/session_live.ex"
+    assert short_command("pytest tests/billing -q", 48, compact=True) == "pytest tests/billing -q"
+
+
+def test_file_names_in_the_name_list_are_made_unique_by_their_directories() -> None:
+    names = short_names({"a": "src/app/models.py", "b": "src/billing/models.py", "c": "src/billing/plan.py"})
+    assert names == {"a": "app/models.py", "b": "billing/models.py", "c": "plan.py"}
+
+
+# -- the name list ----------------------------------------------------------------------------------
+def test_a_file_in_a_small_block_costs_the_name_it_is_shown_with_not_its_path() -> None:
+    # Ranked by rank per character, a file is shown by its name (``app.ex``), so its deep
+    # path must not make it dear; where the names edited in it follow it, they count too.
+    doc = billing_session()
+    for i in range(60):
+        node(doc, f"sym-{i}", f"handler_for_event_{i:02d}", "symbol", seq=400 + i)
+    deep = "lib/spotter_web/components/live/transcript/rendering/helpers/"
+    node(doc, "f-short", deep + "app.ex", "file", path=deep + "app.ex", reads=1, seq=420)
+    node(doc, "f-busy", deep + "row.ex", "file", path=deep + "row.ex", reads=1, seq=420,
+         what=", ".join(f"`render_transcript_row_variant_{i}`" for i in range(6)))
+    alone = PRESETS["compact-lean"]
+    assert not alone.file_brings_names
+    brings = replace(alone, file_brings_names=True)
+    summary = "We are fixing proration."
+    for preset in (alone, brings):
+        small, _ = restore_block(doc, R, "compact", summary=summary, budget_tokens=400, settings=preset)
+        names = lines(small)[line_with(small, "Also")]
+        assert "app.ex" in names and len(small) <= 400 * 3
+        if preset.file_brings_names:  # same rank, but it would bring six long names with it
+            assert "row.ex" not in names and "render_transcript_row_variant" not in names
+        else:  # alone it is as cheap as app.ex; its names rank on their own (here: no nodes)
+            assert "row.ex" in names and "render_transcript_row_variant" not in names
