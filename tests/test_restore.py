@@ -289,7 +289,8 @@ def test_after_a_compaction_the_names_get_most_of_the_room() -> None:
     plain, _ = restore_block(doc, R, "compact", budget_tokens=800)
     start, _ = restore_block(doc, R, "startup", budget_tokens=800)
     names_line = lambda text: lines(text)[line_with(text, "Also")]  # noqa: E731
-    assert "Request (user):" in after and "Open tasks:" in after
+    assert "Request (user):" in after and "Open tasks (1 done): [in_progress]" in after
+    assert "[done]" not in after, "the summary tells what was finished: done tasks are counted"
     assert len(names_line(after)) > len(after) / 2 and len(names_line(after).split(", ")) > len(names_line(plain).split(", "))
     assert len(after) <= 800 * 3
     # It complements the summary: no heading, the block opens with its tag (DESIGN.md's shape).
@@ -306,7 +307,8 @@ def test_a_small_block_after_a_compaction_lists_names_by_rank_per_character() ->
     large, _ = restore_block(doc, R, "compact", summary=summary, budget_tokens=800)
     count = lambda text, word: lines(text)[line_with(text, "Also")].count(word)  # noqa: E731
     assert count(small, "row_") > 2 * count(small, "toggle_tool")  # more names in the same room
-    assert count(large, "toggle_tool") >= count(large, "row_") - 1  # with room to spare: by rank alone
+    first = lines(large)[line_with(large, "Also")].split(", ")[:20]  # with room to spare: by rank alone
+    assert sum("toggle_tool" in name for name in first) == sum(name.startswith("row_") for name in first) == 10
     assert len(small) <= 400 * 3
 
 
