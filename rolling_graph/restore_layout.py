@@ -9,6 +9,7 @@ from __future__ import annotations
 from .filepaths import file_label
 from .rank_hot import facts_of
 from .render import CLOSE, OPEN
+from .sanitize import cut_at_word
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,14 +37,7 @@ def short_command(command: str, limit: int, *, compact: bool = False) -> str:
         return " ".join("…/" + w.rpartition("/")[2] if "/" in w.strip("/") and "." in w.rpartition("/")[2].strip(".") else w
                         for w in command.split())
     short = " ".join("…/" + w.rpartition("/")[2] if "/" in w.strip("/") and w.rpartition("/")[2] else w for w in command.split())
-    if len(short) <= limit:
-        return short
-    if limit < 2:
-        return short[:limit]
-    cut = short[: limit - 1]
-    if short[limit - 1] != " " and " " in cut.strip():  # the cut falls inside a word: drop it
-        cut = cut[: cut.rstrip().rfind(" ") + 1]
-    return cut + "…"
+    return cut_at_word(short, limit)
 
 
 def file_path(node: Node, project: str | None) -> str:

@@ -13,7 +13,7 @@ from .config import _Strategy
 from .rank_hot import count, facts_of
 from .restore_layout import Block, Section, join_items, short_command, short_names, shown_path
 from .restore_view import INTENT, NOT_NAMES, RestoreView
-from .sanitize import esc
+from .sanitize import esc, sentence_ends
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -102,9 +102,8 @@ def first_sentences(text: str, limit: int) -> str:
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
-    # A sentence ending at ``end`` is shown as ``text[: end + 1] + " …"``: end + 3 characters.
-    end = max(text.rfind(mark, 0, limit - 1) for mark in (". ", "? ", "! ", ": "))
-    return text[: end + 1] + " …" if end + 1 >= MIN_SENTENCE_CHARS else text
+    ends = [end for end in sentence_ends(text) if end + 2 <= limit]  # shown as text[:end] + " …"
+    return text[: ends[-1]] + " …" if ends and ends[-1] >= MIN_SENTENCE_CHARS else text
 
 
 def add_requests(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]) -> None:

@@ -48,6 +48,28 @@ def one_line(text: object) -> str:
     return " ".join(s.split())
 
 
+def sentence_ends(text: str) -> list[int]:
+    """Where the sentences of single-spaced ``text`` end: just past each ``.``, ``!`` or
+    ``?`` that a space follows (``"Fix it. Then"`` → ``[7]``)."""
+    return [i + 1 for i, ch in enumerate(text) if ch in ".!?" and text[i + 1 : i + 2] == " "]
+
+
+def cut_at_word(text: str, limit: int, keep: int = 1) -> str:
+    """``text`` within ``limit`` characters, ``…`` marking a cut: after its last whole word
+    that fits (``mix credo lib/a.ex …``, never ``…/transcript_r``) when that keeps at least
+    ``keep`` characters, else inside its first word."""
+    if len(text) <= limit:
+        return text
+    if limit < 2:
+        return text[:limit]
+    cut = text[: limit - 1]
+    if text[limit - 1] != " ":  # the cut falls inside a word: drop it
+        whole = cut[: cut.rstrip().rfind(" ") + 1]
+        if len(whole.rstrip()) >= keep:
+            cut = whole
+    return cut + "…"
+
+
 def clean_line(text: object, limit: int) -> str:
     """What the graph stores: :func:`one_line`, at most ``limit`` characters."""
     return one_line(text)[:limit]

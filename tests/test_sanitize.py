@@ -15,7 +15,7 @@ from rolling_graph.hook import handle_event
 from rolling_graph.model import make_edge, make_node, new_document
 from rolling_graph.patch import validate_ops
 from rolling_graph.render import CLOSE, OPEN
-from rolling_graph.sanitize import _strip_invisible, clean_line, esc, one_line
+from rolling_graph.sanitize import _strip_invisible, clean_line, cut_at_word, esc, one_line, sentence_ends
 from rolling_graph.sidecar import SidecarStore
 
 SID = "sanitize-session"
@@ -111,3 +111,16 @@ def test_labels_pulled_from_the_warm_graphs_snapshot_are_sanitised_too() -> None
     ops = snapshot_ops(new_document("s"), {"nodes": [raw], "edges": []}, datetime(2026, 1, 1, tzinfo=UTC))
     (node,) = [op["value"] for op in ops if op["path"] == "/nodes/use-redis"]
     assert node["label"] == "Use Redis now" and "summary" not in node
+
+
+def test_sentence_ends_are_just_past_a_stop_that_a_space_follows() -> None:
+    assert sentence_ends("Fix it. Then ship v1.2 now! Done?") == [7, 27]
+    assert sentence_ends("no stop here") == []
+
+
+@given(st.text(alphabet="ab ./_", max_size=60), st.integers(1, 70), st.integers(0, 30))
+def test_a_cut_at_a_word_fits_and_says_it_was_cut(text: str, limit: int, keep: int) -> None:
+    cut = cut_at_word(text, limit, keep)
+    assert len(cut) <= limit
+    assert cut == text if len(text) <= limit else (cut.endswith("…") or limit < 2)
+    assert cut_at_word("mix credo lib/a/session_live.ex lib/b/transcript_renderer.ex", 40) == "mix credo lib/a/session_live.ex …"

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..filepaths import file_id, looks_like_file, relativize
 from ..ids import slugify
+from ..sanitize import cut_at_word
 from . import offline_tasks as tasks
 from . import tool_output as out
 from .proposal import Proposal, event_seq
@@ -104,11 +105,7 @@ def command_label(command: str) -> str:
     whole word (``mix credo lib/spotter_web/live/session_live.ex …``, never ``…/transcript_r``)
     when that keeps most of it. Its id stays the slug of its first ``COMMAND_CHARS``
     characters, as it always was, so a long command is one node across sessions."""
-    if len(command) <= COMMAND_CHARS:
-        return command
-    cut = command[: COMMAND_CHARS - 1]
-    head = cut.rsplit(" ", 1)[0].rstrip()
-    return head + " …" if len(head) >= COMMAND_CHARS // 2 else cut + "…"
+    return cut_at_word(command, COMMAND_CHARS, keep=COMMAND_CHARS // 2)
 
 
 def _run(p: Proposal, event: PendingEvent, state: dict[str, Any], part: str, kind: str, family: str, seq: int | None) -> None:

@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from ..ids import slugify
+from ..sanitize import sentence_ends
 from . import tool_output as out
 from .proposal import Proposal
 
@@ -86,7 +87,7 @@ def gist(text: str, limit: int = 110) -> str:
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
-    ends = [m.start() for m in re.finditer(r"(?<=[.!?])\s", text) if m.start() <= limit]
+    ends = [end for end in sentence_ends(text) if end <= limit]
     if ends and ends[-1] >= 50:
         return text[: ends[-1]]
     return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"

@@ -51,6 +51,7 @@ from rolling_graph.reconcile import chain, embeddings, server
 from rolling_graph.reconcile.provenance import NOT_EVIDENCE, Journals, normalise
 from rolling_graph.replay import ReplayOptions
 from rolling_graph.restore_sections import MIN_SENTENCE_CHARS
+from rolling_graph.sanitize import sentence_ends
 
 #: Hook events of a new session (after its SessionStart) whose names count as "needed".
 FIRST_EVENTS = 60
@@ -99,15 +100,12 @@ def scores(later: Later, block: str, budget_tokens: int) -> dict[str, dict[str, 
     return out
 
 
-_SENTENCE_END_RE = re.compile(r"[.?!:] ")
-
-
 def shown(label: str, block: str) -> bool:
     """Does the block state ``label``: its opening, as the block may shorten it, or its first
     sentence when that is shorter (the block may cut a request after a whole sentence:
     ``Work on bead spotter-fum. …``)?"""
     want = normalise(label)[:SHOWN_CHARS]
-    ends = sorted(m.start() + 1 for m in _SENTENCE_END_RE.finditer(want) if m.start() + 1 >= MIN_SENTENCE_CHARS)
+    ends = [end for end in sentence_ends(want) if end >= MIN_SENTENCE_CHARS]
     want = want[: ends[0]] if ends else want
     want = want.rstrip(" .…")
     return bool(want) and want in normalise(block)
