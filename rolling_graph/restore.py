@@ -29,7 +29,8 @@ successor's line, as ``supersedes "…"`` / ``rejects …``. Every label goes th
 exceeds ``budget_tokens × chars_per_token`` characters.
 
 Here: the presets and the assembly of the block; the sections are :mod:`rolling_graph.restore_sections`,
-the graph as they read it :mod:`rolling_graph.restore_view`, their layout :mod:`rolling_graph.restore_layout`.
+the names and the count :mod:`rolling_graph.restore_names`, the graph as they read it
+:mod:`rolling_graph.restore_view`, their layout :mod:`rolling_graph.restore_layout`.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from __future__ import annotations
 from . import restore_sections as sections
 from .rank_hot import PRESETS as RANK_PRESETS
 from .restore_layout import Block, Section
+from .restore_names import add_names, rest_line
 from .restore_sections import COUNT_RESERVE, RestoreSettings
 from .restore_view import INTENT, NOT_NAMES, RestoreView
 from .sanitize import esc
@@ -179,8 +181,8 @@ def restore_block(
         section(g, Section(block, int(allowed) - (block.used - start), reserve), settings, shown)
     done = set(shown)
     head = "Also touched: " if source in ("compact", "resume") else "Also known: "
-    sections.add_names(g, block, head, settings, done, summary)
-    if rest := sections.rest_line(g, done, settings.count_kinds):
+    add_names(g, block, head, settings, done, summary)
+    if rest := rest_line(g, done, settings.count_kinds):
         block.add(rest)
     return block.text(), [nid for nid in g.nodes if nid in done]
 

@@ -2,22 +2,20 @@
 
 Each section fills its :class:`~rolling_graph.restore_layout.Section` from the graph as the
 block reads it (:class:`~rolling_graph.restore_view.RestoreView`) and adds the ids it shows:
-the request, the tasks, the decisions in force, the open problems, the working set; then
-:func:`add_names`, the rest of the graph as compact ranked names while the block has room, and
-:func:`rest_line`, the count of what is left.
+the request, the tasks, the decisions in force, the open problems, the working set. The rest
+of the graph, named compactly and then counted, is :mod:`rolling_graph.restore_names`.
 """
 
 from __future__ import annotations
 
 from .config import _Strategy
 from .rank_hot import count, facts_of
-from .restore_layout import Block, Section, join_items, short_command, short_names, shown_path
-from .restore_view import INTENT, NOT_NAMES, RestoreView
+from .restore_layout import Section, join_items, short_command, shown_path
+from .restore_view import INTENT, RestoreView
 from .sanitize import esc, sentence_ends
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
     from typing import Any
 
     from .types import Node
@@ -64,19 +62,14 @@ class RestoreSettings(_Strategy):
     #: Kinds the closing count names (``Not shown: 37 more — 20 code names, 12 files, …``).
     count_kinds = 3
     #: How much a name's length costs it in the name list: names go by ``score /
-    #: (characters shown + 2) ** name_cost`` (:func:`shown_length`). 0: by rank alone; 1: by
-    #: rank per character, which fits more of what matters when the block is small.
+    #: (characters shown + 2) ** name_cost`` (:func:`rolling_graph.restore_names.shown_length`).
+    #: 0: by rank alone; 1: by rank per character, which fits more of what matters when the
+    #: block is small.
     name_cost = 0.0
 
 
 #: Room kept for the closing count line (its longest form is well under this).
 COUNT_RESERVE = 128
-#: What the count line may grow by while names are shown (see :func:`add_names`).
-COUNT_SLACK = 24
-#: A name at least this long that the lines above already hold is not repeated.
-MIN_SEEN_NAME = 4
-#: The name list stops after this many names in a row did not fit (the rest rank lower).
-NAME_MISSES = 30
 #: The shortest a task's or a decision's label gets (the block must state one of each).
 MIN_TASK_CHARS = 24
 MIN_DECISION_CHARS = 40
@@ -84,11 +77,6 @@ MIN_DECISION_CHARS = 40
 DECISION_MISSES = 10
 _TASK_STATUS = {"in_progress": "in_progress", "pending": "pending", "completed": "done"}  # the tools' own status words
 _TASK_ORDER = {"in_progress": 0, "pending": 1, "done": 2}
-_CATEGORY = {
-    "file": "file", "symbol": "code name", "command": "command", "error": "error", "decision": "decision",
-    "correction": "decision", "preference": "decision", "task": "task", "request": "request", "commit": "commit",
-    "entity": "concept", "concept": "concept", "summary": "note",
-}
 
 
 #: A cut request keeps its whole first sentences when they hold at least this many characters.
@@ -161,25 +149,41 @@ def add_tasks(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]
 
 
 def add_decisions(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]) -> None:
-    heading = "Decisions in force:\n"  # goes in with the first decision (one line of the block)
-    misses = 0
+    """Every decision in force that fits, in rank order, before what any of them supersedes
+    or rejects: a second decision in force says more than the first one's history."""
     ranked = g.ranked(INTENT)
+    if not ranked:
+        return
+    heading = "Decisions in force:\n"  # goes in with the first decision (one line of the block)
+    room = sec.room()
+    lines: dict[str, str] = {}
+    used, misses = len(heading), 0
     for nid in ranked:
-        line = heading + _decision(g, nid, s.decision_chars)
-        olds = g.supersedes.get(nid, [])[:2]
-        for old in olds:
-            line += f'; supersedes "{esc(g.label(old), s.superseded_chars)}"'
-        rejected = g.rejects.get(nid, [])[:2]
-        if rejected:
-            line += "; rejects " + ", ".join(esc(g.label(o), s.superseded_chars) for o in rejected)
-        if not sec.add(line):
+        line = _decision(g, nid, s.decision_chars)
+        if used + len(line) + 1 > room:
             misses += 1
             if misses > DECISION_MISSES:
                 break
             continue  # a shorter one may still fit: every decision in force matters
+        lines[nid] = line
+        used += len(line) + 1
+    told: dict[str, list[str]] = {}
+    for nid in lines:  # then, room allowing, the history: fullest first
+        olds, rejected = g.supersedes.get(nid, [])[:2], g.rejects.get(nid, [])[:2]
+        superseded = "".join(f'; supersedes "{esc(g.label(old), s.superseded_chars)}"' for old in olds)
+        rejects = "; rejects " + ", ".join(esc(g.label(o), s.superseded_chars) for o in rejected) if rejected else ""
+        for detail, ids in ((superseded + rejects, olds + rejected), (superseded, olds), (rejects, rejected)):
+            if detail and used + len(detail) <= room:
+                lines[nid] += detail
+                used += len(detail)
+                told[nid] = ids
+                break
+    for nid, line in lines.items():
+        if not sec.add(heading + line):
+            break
         heading = ""
-        shown.extend([nid, *olds, *rejected])
-    if heading and ranked and sec.add_required(heading + _decision(g, ranked[0], MIN_DECISION_CHARS), COUNT_RESERVE):
+        shown.extend([nid, *told.get(nid, [])])
+    if heading and sec.add_required(heading + _decision(g, ranked[0], MIN_DECISION_CHARS), COUNT_RESERVE):
         shown.append(ranked[0])  # none fitted: the block still states the first, shortened
 
 
@@ -264,112 +268,3 @@ def add_problems(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[s
     line, taken = join_items("Open problems: ", items, sec.room())
     if line and sec.add(line):
         shown.extend(open_errors[:taken])
-
-
-def _named(g: RestoreView, pool: list[str], files: dict[str, str], s: RestoreSettings) -> Iterator[tuple[str | None, str]]:
-    """``(node id, name)`` in rank order, escaped; a file not in the working set brings the
-    names edited in it right after its own (``None``: a name with no node of its own) unless
-    ``s.file_brings_names`` is off."""
-    for nid in pool:
-        if nid in files:
-            if g.is_rejected_name(files[nid].rpartition("/")[2]):
-                continue
-            yield nid, esc(files[nid], max(s.name_chars, len(files[nid])))
-            for name in g.what(nid)[1] if s.file_brings_names else ():
-                yield None, esc(name, s.name_chars)
-        elif not g.is_rejected_name(g.label(nid)):
-            label = short_command(g.label(nid), s.name_chars, compact=True) if g.kind[nid] == "command" else g.label(nid)
-            yield nid, esc(label, s.name_chars)
-
-
-def shown_length(g: RestoreView, nid: str, files: dict[str, str], s: RestoreSettings) -> int:
-    """The characters a name takes in the name list, its separator included: a file, its
-    name as shown (not its path) and the names edited in it when they follow it there."""
-    if nid in files:
-        brought = g.what(nid)[1] if s.file_brings_names else ()
-        return len(files[nid]) + 2 + sum(min(len(name), s.name_chars) + 2 for name in brought)
-    return min(len(g.label(nid)), s.name_chars) + 2
-
-
-def _key(name: str) -> str:
-    """How a name is compared: ``@show_debug`` and ``render/1`` are ``show_debug`` and ``render``."""
-    key = name.lower().lstrip("@")
-    head, slash, arity = key.rpartition("/")
-    return head if slash and arity.isdigit() and head else key
-
-
-def add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown: set[str], summary: str | None) -> None:
-    """The rest of the graph, ranked, as compact names while the block has room."""
-    pool = [nid for nid in g.order if g.kind[nid] not in NOT_NAMES and nid not in shown]
-    if not pool:
-        return
-    files = short_names({nid: g.paths[nid] for nid in pool if nid in g.paths})
-    if s.name_cost:
-        cost = s.name_cost
-        pool.sort(key=lambda i: (-g.score[i] / shown_length(g, i, files, s) ** cost, i))
-    ordered: Iterable[tuple[str | None, str]] = _named(g, pool, files, s)  # lazily: most are never named
-    if summary and s.summary_names == "demote":
-        low = summary.lower()
-        named = list(ordered)
-        ordered = [p for p in named if _key(p[1]) not in low] + [p for p in named if _key(p[1]) in low]
-    # Room for the count line: its length now, plus what showing names could add to it
-    # (fewer of each kind never lengthens it; another kind moving into its top three can).
-    room = block.room(min(COUNT_RESERVE, len(rest_line(g, shown, s.count_kinds)) + COUNT_SLACK))
-    names: list[str] = []  # as shown
-    keys: list[str] = []  # their keys
-    used = len(head)  # the line's length: head + names joined by ", "
-    given = ""  # the names so far, lowercased, to skip one another holds ("render" in "render.ex")
-    exact: set[str] = set()
-    misses = 0
-    for nid, name in ordered:
-        if room - used < MIN_SEEN_NAME:
-            break
-        key = _key(name)
-        if not key or key in exact or (len(key) >= MIN_SEEN_NAME and (key in given or key in block.seen)):  # already said
-            if nid:
-                shown.add(nid)
-            continue
-        # A name this one holds ("render_line" in "Row.render_line") goes: this one says it.
-        held = [i for i, k in enumerate(keys) if len(k) >= MIN_SEEN_NAME and k in key]
-        freed = sum(len(names[i]) + 2 for i in held)
-        if used - freed + len(name) + (2 if len(names) > len(held) else 0) > room:
-            misses += 1
-            if misses > NAME_MISSES:
-                break
-            continue  # a shorter name further down may still fit
-        misses = 0
-        for i in reversed(held):
-            del names[i], keys[i]
-        names.append(name)
-        keys.append(key)
-        used = len(head) + len(", ".join(names))
-        given += "\n" + name.lower()
-        exact.add(key)
-        if nid:
-            shown.add(nid)
-    if names:
-        block.add(head + ", ".join(names))
-
-
-def rest_line(g: RestoreView, shown: set[str], kinds: int = 3) -> str:
-    """``Not shown: 37 more — 20 code names, 12 files, 5 commands.`` (``""``: nothing left),
-    naming at most ``kinds`` kinds, the largest first."""
-    counts: dict[str, int] = {}
-    for kind, ids in g.by_kind.items():
-        for nid in ids:
-            if nid not in shown:
-                category = _CATEGORY.get(kind, "other name")
-                counts[category] = counts.get(category, 0) + 1
-    superseded = sum(1 for nid in g.hidden if nid in g.nodes and nid not in shown)
-    total = sum(counts.values())
-    if not total and not superseded:
-        return ""
-    parts = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    kinds = max(1, kinds)
-    shown_parts = [f"{n} {category}{'s' if n != 1 else ''}" for category, n in parts[:kinds]]
-    if len(parts) > kinds:
-        shown_parts.append(f"{sum(n for _, n in parts[kinds:])} other")
-    line = f"Not shown: {total} more — " + ", ".join(shown_parts) if total else ""
-    if superseded:
-        line += ("; " if line else "Not shown: ") + f"{superseded} superseded or rejected"
-    return line + "."

@@ -75,9 +75,15 @@ def clean_line(text: object, limit: int) -> str:
     return one_line(text)[:limit]
 
 
+#: A cut label ends after its last whole word when that keeps this share of the limit
+#: (``Implement debug JSON sidecar and …``, not ``… and e…``); else it is cut inside a word.
+WORD_CUT_KEEP = 2 / 3
+
+
 def esc(text: object, limit: int = 90) -> str:
-    """Untrusted text → one bounded, HTML-escaped line for an injection (``…`` marks a cut)."""
+    """Untrusted text → one bounded, HTML-escaped line for an injection (``…`` marks a cut,
+    after a whole word when one ends late enough: :data:`WORD_CUT_KEEP`)."""
     s = one_line(text)
     if len(s) > limit:
-        s = s[: limit - 1] + "…"
+        s = cut_at_word(s, limit, keep=max(1, int(limit * WORD_CUT_KEEP)))
     return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")

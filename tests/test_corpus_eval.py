@@ -47,24 +47,22 @@ from rolling_graph.transcript import parse_transcript
 #: summary repeats, and that figure moved (sync: 0.77 → 0.76, 0.74 → 0.77, 0.48 → 0.39, 0.37 →
 #: 0.38) while both figures that matter rose.
 GRAPH_FLOORS: dict[tuple[str, int, str], tuple[float, float]] = {
-    # Measured 2026-11-26 (sync 0.78/0.62, 0.74/0.48, 0.59/0.50, 0.43/0.33;
-    # async 0.78/0.62, 0.74/0.48, 0.63/0.54, 0.48/0.37), less 0.02, rounded down.
-    # This stop: at 400 tokens a file in the name list costs its name, not its path, and
-    # comes alone; a long command is no longer cut inside a path; a cut request keeps its
-    # first whole sentence ("Work on bead spotter-dov. …"); at 800 done tasks are counted,
-    # which gives the working set its lines back. Before it: sync 0.78/0.62, 0.74/0.48,
-    # 0.47/0.42, 0.40/0.37; async 0.80/0.67, 0.74/0.48, 0.57/0.50, 0.43/0.37. Two floors are
-    # lower than they were, by one name each: 8463c716 @ 800 async lost `is_list`, the name
-    # list's last entry, as the lines above it changed; 4d5611e5 @ 400 sync lost two names
-    # and one dropped name to a working-set line (`mix credo --strict`, last run passed) that
-    # the shorter request line made room for. Every other figure held or rose.
-    ("8463c716", 800, "sync"): (0.75, 0.60),
+    # Measured 2026-11-26 (sync 0.80/0.67, 0.74/0.48, 0.61/0.54, 0.46/0.37;
+    # async 0.78/0.62, 0.74/0.48, 0.65/0.54, 0.48/0.37), less 0.02, rounded down.
+    # This stop: the name list fills the room the count line turned out not to need (up to
+    # 24 characters were kept spare for it), a cut label ends on a whole word, and every
+    # decision in force that fits comes before what one of them supersedes. Before it: sync
+    # 0.78/0.62, 0.74/0.48, 0.59/0.50, 0.43/0.33; async 0.78/0.62, 0.74/0.48, 0.63/0.54,
+    # 0.48/0.37: no figure fell. The stop before: at 400 tokens a file in the name list
+    # costs its name, not its path, and comes alone; a long command is no longer cut inside
+    # a path; a cut request keeps its first whole sentence; at 800 done tasks are counted.
+    ("8463c716", 800, "sync"): (0.77, 0.64),
     ("4d5611e5", 800, "sync"): (0.71, 0.46),
-    ("8463c716", 400, "sync"): (0.57, 0.48),
-    ("4d5611e5", 400, "sync"): (0.41, 0.31),
+    ("8463c716", 400, "sync"): (0.59, 0.52),
+    ("4d5611e5", 400, "sync"): (0.44, 0.35),
     ("8463c716", 800, "async"): (0.75, 0.60),
     ("4d5611e5", 800, "async"): (0.71, 0.46),
-    ("8463c716", 400, "async"): (0.61, 0.52),
+    ("8463c716", 400, "async"): (0.63, 0.52),
     ("4d5611e5", 400, "async"): (0.45, 0.35),
 }
 
@@ -72,7 +70,7 @@ GRAPH_FLOORS: dict[tuple[str, int, str], tuple[float, float]] = {
 #: (session, budget, mode) -> the figures. Add cells as they are met; never remove one.
 AT_LEAST_BEST: dict[tuple[str, int, str], tuple[str, ...]] = {
     ("8463c716", 400, "async"): ("next40", "dropped"),
-    ("8463c716", 400, "sync"): ("dropped",),
+    ("8463c716", 400, "sync"): ("next40", "dropped"),
     ("4d5611e5", 800, "async"): ("next40",),
     ("4d5611e5", 800, "sync"): ("next40",),
 }

@@ -229,7 +229,7 @@ _GATED = {"events", "gate", "index", "ledger", "filepaths"}  # an event turned i
 _RENDERED = {"adjacency", "render", "sanitize", "lazyre", "focus", "decay", "weights", "index", "ledger"}
 HOOK_MODULES: dict[str, set[str]] = {
     "session-start": _EVERY_EVENT | _RENDERED | _GATED | {"project", "snapshot", "restore", "restore_layout",
-                                                              "restore_sections", "restore_view", "rank_hot", "userfile",
+                                                              "restore_sections", "restore_names", "restore_view", "rank_hot", "userfile",
                                                               # a compaction's summary, redacted before it is queued
                                                               "redact_cues", "redact_rules", "redact_private"},
     "user-prompt-submit": _EVERY_EVENT | _GATED | _RENDERED | {"project", "snapshot", "entities", "redact", "redact_private", "branches",

@@ -53,6 +53,28 @@ def test_a_superseded_decision_is_shown_only_as_superseded() -> None:
     assert stale_as_current([{"key": "old", "match": ["stripewebhookview"]}], text) == []
 
 
+def test_every_decision_in_force_that_fits_comes_before_what_one_supersedes() -> None:
+    # Breadth before depth: a second decision in force says more than the first one's
+    # history, so "supersedes ..." is told only once no other decision is left out for it.
+    doc = billing_session(fillers=100)
+    doc["nodes"]["d-old"]["label"] = "prorate in StripeWebhookView when the invoice.created event arrives from Stripe"
+    node(doc, "d-sentry", "Use Sentry for error reporting", "decision", seq=68, by="user")
+    node(doc, "d-zone", "Use zoneinfo for time zones", "decision", seq=66, by="user")
+    in_force = ["- proration happens only in `apply_plan_change`", "- Use Sentry for error reporting", "- Use zoneinfo for time zones"]
+    told = 0
+    for budget in range(250, 1000, 25):
+        text, shown = restore_block(doc, R, "compact", summary="We are fixing proration.", budget_tokens=budget)
+        if "supersedes" in text:
+            told += 1
+            assert all(d in text for d in in_force), budget
+            assert "d-old" in shown
+        else:
+            assert "StripeWebhookView" not in text and "1 superseded or rejected" in text, budget
+    assert told, "with room enough the history is told"
+    text, _ = restore_block(doc, R, "compact", summary="We are fixing proration.", budget_tokens=550)
+    assert all(d in text for d in in_force) and "supersedes" not in text
+
+
 def test_the_working_set_says_what_was_done_to_each_file() -> None:
     text, _ = restore_block(billing_session(), R, "compact")
     assert "* billing/proration.py — edited 6×: `prorate_amount`, `apply_plan_change`" in text
@@ -134,6 +156,17 @@ def test_a_tight_budget_keeps_the_most_useful_names() -> None:
     assert "* tests/billing/test_proration.py — written, edited 1×" in text
     assert names[:3] == ["pytest tests/billing -q", "webhooks.py", "invoice_line.py"]
     assert "helper_function_0" not in text, "the least recent filler does not make a 400-token block"
+
+
+def test_names_fill_the_room_the_count_line_turned_out_not_to_need() -> None:
+    # Room for the count line is first kept with slack (showing names can lengthen it); once
+    # it is known, names go on: what is left unused is less than one more name.
+    doc = billing_session(fillers=300)  # helper_function_N: 19 to 21 characters with ", "
+    for budget in (200, 300, 400, 500, 800):
+        for source in ("compact", "startup", "resume"):
+            text, _ = restore_block(doc, R, source, summary="We fix proration." if source == "compact" else None, budget_tokens=budget)
+            assert budget * 3 - 22 < len(text) <= budget * 3, (budget, source)
+            assert lines(text)[-2].startswith("Not shown: ") and lines(text)[-1] == CLOSE
 
 
 def test_names_already_in_a_line_above_are_not_repeated() -> None:

@@ -15,7 +15,15 @@ from rolling_graph.hook import handle_event
 from rolling_graph.model import make_edge, make_node, new_document
 from rolling_graph.patch import validate_ops
 from rolling_graph.render import CLOSE, OPEN
-from rolling_graph.sanitize import _strip_invisible, clean_line, cut_at_word, esc, one_line, sentence_ends
+from rolling_graph.sanitize import (
+    WORD_CUT_KEEP,
+    _strip_invisible,
+    clean_line,
+    cut_at_word,
+    esc,
+    one_line,
+    sentence_ends,
+)
 from rolling_graph.sidecar import SidecarStore
 
 SID = "sanitize-session"
@@ -36,7 +44,7 @@ def test_the_printable_fast_path_gives_what_the_slow_path_gives(text: str) -> No
     slow = " ".join(_strip_invisible(text).split())
     assert one_line(text) == slow
     assert clean_line(text, 40) == slow[:40]
-    shown = slow if len(slow) <= 40 else slow[:39] + "…"
+    shown = cut_at_word(slow, 40, keep=int(40 * WORD_CUT_KEEP))
     assert esc(text, 40) == shown.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
@@ -111,6 +119,14 @@ def test_labels_pulled_from_the_warm_graphs_snapshot_are_sanitised_too() -> None
     ops = snapshot_ops(new_document("s"), {"nodes": [raw], "edges": []}, datetime(2026, 1, 1, tzinfo=UTC))
     (node,) = [op["value"] for op in ops if op["path"] == "/nodes/use-redis"]
     assert node["label"] == "Use Redis now" and "summary" not in node
+
+
+def test_a_cut_label_ends_on_a_whole_word_unless_that_loses_a_third_of_it() -> None:
+    task = "spotter-dov.3: Implement debug JSON sidecar and expand controls in shared transcript UI"
+    assert esc(task, 50) == "spotter-dov.3: Implement debug JSON sidecar and …"  # not "… and e…"
+    path = "lib/spotter_web/components/transcript_components.ex edited"
+    assert esc(path, 40) == "lib/spotter_web/components/transcript_c…"  # one long word: cut inside it
+    assert esc("a <b> c", 40) == "a &lt;b&gt; c" and len(esc(task, 50)) <= 50
 
 
 def test_sentence_ends_are_just_past_a_stop_that_a_space_follows() -> None:

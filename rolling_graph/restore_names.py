@@ -1,0 +1,187 @@
+"""The restore block's last two lines (:mod:`rolling_graph.restore`): the rest of the graph
+as compact ranked names while the block has room, then the count of what is left.
+
+The names fill in two passes. The count line's room is kept first with slack for what
+showing names can add to it (another kind moving into its top three); once the names are
+chosen its length is known, and names go on into what the slack did not need, the whole
+second pass undone should the count line have grown past it.
+"""
+
+from __future__ import annotations
+
+from itertools import chain
+
+from .restore_layout import Block, short_command, short_names
+from .restore_sections import COUNT_RESERVE, RestoreSettings
+from .restore_view import NOT_NAMES, RestoreView
+from .sanitize import esc
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
+#: What the count line may grow by while names are shown (see :func:`add_names`).
+COUNT_SLACK = 24
+#: A name at least this long that the lines above already hold is not repeated.
+MIN_SEEN_NAME = 4
+#: A pass of the name list stops after this many names in a row did not fit (the rest rank lower).
+NAME_MISSES = 30
+_CATEGORY = {
+    "file": "file", "symbol": "code name", "command": "command", "error": "error", "decision": "decision",
+    "correction": "decision", "preference": "decision", "task": "task", "request": "request", "commit": "commit",
+    "entity": "concept", "concept": "concept", "summary": "note",
+}
+
+Named = tuple[str | None, str]
+
+
+def _named(g: RestoreView, pool: list[str], files: dict[str, str], s: RestoreSettings) -> Iterator[Named]:
+    """``(node id, name)`` in rank order, escaped; a file not in the working set brings the
+    names edited in it right after its own (``None``: a name with no node of its own) unless
+    ``s.file_brings_names`` is off."""
+    for nid in pool:
+        if nid in files:
+            if g.is_rejected_name(files[nid].rpartition("/")[2]):
+                continue
+            yield nid, esc(files[nid], max(s.name_chars, len(files[nid])))
+            for name in g.what(nid)[1] if s.file_brings_names else ():
+                yield None, esc(name, s.name_chars)
+        elif not g.is_rejected_name(g.label(nid)):
+            label = short_command(g.label(nid), s.name_chars, compact=True) if g.kind[nid] == "command" else g.label(nid)
+            yield nid, esc(label, s.name_chars)
+
+
+def shown_length(g: RestoreView, nid: str, files: dict[str, str], s: RestoreSettings) -> int:
+    """The characters a name takes in the name list, its separator included: a file, its
+    name as shown (not its path) and the names edited in it when they follow it there."""
+    if nid in files:
+        brought = g.what(nid)[1] if s.file_brings_names else ()
+        return len(files[nid]) + 2 + sum(min(len(name), s.name_chars) + 2 for name in brought)
+    return min(len(g.label(nid)), s.name_chars) + 2
+
+
+def _key(name: str) -> str:
+    """How a name is compared: ``@show_debug`` and ``render/1`` are ``show_debug`` and ``render``."""
+    key = name.lower().lstrip("@")
+    head, slash, arity = key.rpartition("/")
+    return head if slash and arity.isdigit() and head else key
+
+
+class _NameLine:
+    """The name list as it fills: the names as shown, their keys, and what they already say."""
+
+    def __init__(self, head: str, seen: str) -> None:
+        self.head = head
+        self.seen = seen  # the lines above, lowercased
+        self.names: list[str] = []
+        self.keys: list[str] = []
+        self.given = ""  # the names so far, lowercased, to skip one another holds ("render" in "render.ex")
+        self.exact: set[str] = set()
+
+    def length(self) -> int:
+        return len(self.head) + len(", ".join(self.names))
+
+    def says(self, key: str) -> bool:
+        return not key or key in self.exact or (len(key) >= MIN_SEEN_NAME and (key in self.given or key in self.seen))
+
+    def add(self, name: str, key: str, room: int) -> bool:
+        """Add ``name`` if the line stays within ``room``; a name it holds ("render_line" in
+        "Row.render_line") goes, since this one says it."""
+        held = [i for i, k in enumerate(self.keys) if len(k) >= MIN_SEEN_NAME and k in key]
+        freed = sum(len(self.names[i]) + 2 for i in held)
+        if self.length() - freed + len(name) + (2 if len(self.names) > len(held) else 0) > room:
+            return False
+        for i in reversed(held):
+            del self.names[i], self.keys[i]
+        self.names.append(name)
+        self.keys.append(key)
+        self.given += "\n" + name.lower()
+        self.exact.add(key)
+        return True
+
+    def copy(self) -> _NameLine:
+        other = _NameLine(self.head, self.seen)
+        other.names, other.keys, other.given, other.exact = list(self.names), list(self.keys), self.given, set(self.exact)
+        return other
+
+
+def _fill(line: _NameLine, offered: Iterable[Named], room: int, shown: set[str]) -> list[Named]:
+    """Names from ``offered`` into ``line`` while it has ``room``; returns those a second pass
+    may offer again, in rank order: the ones that did not fit and the one the pass stopped at."""
+    missed: list[Named] = []
+    misses = 0  # in a row
+    for nid, name in offered:
+        if room - line.length() < MIN_SEEN_NAME:
+            return [*missed, (nid, name)]
+        key = _key(name)
+        if line.says(key):
+            if nid:
+                shown.add(nid)
+            continue
+        if not line.add(name, key, room):
+            missed.append((nid, name))
+            misses += 1
+            if misses > NAME_MISSES:
+                return missed
+            continue  # a shorter name further down may still fit
+        misses = 0
+        if nid:
+            shown.add(nid)
+    return missed
+
+
+def add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown: set[str], summary: str | None) -> None:
+    """The rest of the graph, ranked, as compact names while the block has room (two passes:
+    see the module's docstring)."""
+    pool = [nid for nid in g.order if g.kind[nid] not in NOT_NAMES and nid not in shown]
+    if not pool:
+        return
+    files = short_names({nid: g.paths[nid] for nid in pool if nid in g.paths})
+    if s.name_cost:
+        cost = s.name_cost
+        pool.sort(key=lambda i: (-g.score[i] / shown_length(g, i, files, s) ** cost, i))
+    ordered: Iterable[Named] = _named(g, pool, files, s)  # lazily: most are never named
+    if summary and s.summary_names == "demote":
+        low = summary.lower()
+        named = list(ordered)
+        ordered = [p for p in named if _key(p[1]) not in low] + [p for p in named if _key(p[1]) in low]
+    rest = iter(ordered)
+    line = _NameLine(head, block.seen)
+    # Room for the count line: its length now, plus what showing names could add to it
+    # (fewer of each kind never lengthens it; another kind moving into its top three can).
+    room = block.room(min(COUNT_RESERVE, len(rest_line(g, shown, s.count_kinds)) + COUNT_SLACK))
+    again = _fill(line, rest, room, shown)
+    exact = block.room(len(rest_line(g, shown, s.count_kinds)) + 1)  # the count line as it now is
+    if exact > room:
+        first, first_shown = line.copy(), set(shown)
+        _fill(line, chain(again, rest), exact, shown)
+        if line.length() > block.room(len(rest_line(g, shown, s.count_kinds)) + 1):  # the count line grew past it
+            line = first
+            shown.clear()
+            shown.update(first_shown)
+    if line.names:
+        block.add(head + ", ".join(line.names))
+
+
+def rest_line(g: RestoreView, shown: set[str], kinds: int = 3) -> str:
+    """``Not shown: 37 more — 20 code names, 12 files, 5 commands.`` (``""``: nothing left),
+    naming at most ``kinds`` kinds, the largest first."""
+    counts: dict[str, int] = {}
+    for kind, ids in g.by_kind.items():
+        for nid in ids:
+            if nid not in shown:
+                category = _CATEGORY.get(kind, "other name")
+                counts[category] = counts.get(category, 0) + 1
+    superseded = sum(1 for nid in g.hidden if nid in g.nodes and nid not in shown)
+    total = sum(counts.values())
+    if not total and not superseded:
+        return ""
+    parts = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    kinds = max(1, kinds)
+    shown_parts = [f"{n} {category}{'s' if n != 1 else ''}" for category, n in parts[:kinds]]
+    if len(parts) > kinds:
+        shown_parts.append(f"{sum(n for _, n in parts[kinds:])} other")
+    line = f"Not shown: {total} more — " + ", ".join(shown_parts) if total else ""
+    if superseded:
+        line += ("; " if line else "Not shown: ") + f"{superseded} superseded or rejected"
+    return line + "."
