@@ -20,8 +20,6 @@ read as follows (documented choices, tested in ``tests/test_decay.py``):
 
 from __future__ import annotations
 
-from collections import deque
-
 from .clock import iso, parse_iso
 from .weights import node_floor, round_w
 
@@ -42,20 +40,19 @@ def hops_from(focus: list[str], nodes: dict[str, Node], edges: dict[str, Edge], 
             adjacency.setdefault(s, []).append(t)
             adjacency.setdefault(t, []).append(s)
     dist = {nid: cap for nid in nodes}
-    queue: deque[str] = deque()
-    for nid in focus:
-        if nid in nodes:
-            dist[nid] = 0
-            queue.append(nid)
-    while queue:
-        cur = queue.popleft()
-        d = dist[cur] + 1
-        if d >= cap:
-            continue
-        for nxt in adjacency.get(cur, ()):
-            if d < dist[nxt]:
-                dist[nxt] = d
-                queue.append(nxt)
+    # Breadth first, a hop at a time (plain lists: ``collections`` costs the hook its import).
+    level = [nid for nid in focus if nid in nodes]
+    for nid in level:
+        dist[nid] = 0
+    d = 1
+    while level and d < cap:
+        reached: list[str] = []
+        for cur in level:
+            for nxt in adjacency.get(cur, ()):
+                if d < dist[nxt]:
+                    dist[nxt] = d
+                    reached.append(nxt)
+        level, d = reached, d + 1
     return dist
 
 

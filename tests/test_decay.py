@@ -40,6 +40,22 @@ def test_hops_are_counted_in_either_direction_and_capped() -> None:
     assert hops == {"focus": 0, "a": 1, "b": 2, "c": 3, "d": 4, "island": 4}
 
 
+@given(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 9)), max_size=25), st.lists(st.integers(0, 11), max_size=3), st.integers(1, 5))
+def test_hops_are_the_shortest_undirected_distances_capped(pairs: list[tuple[int, int]], focus: list[int], cap: int) -> None:
+    nodes = {f"n{i}": {} for i in range(10)}
+    edges = {f"n{a}|informs|n{b}": {"source": f"n{a}", "target": f"n{b}"} for a, b in pairs}
+    # Reference: repeated relaxation until nothing changes (Bellman-Ford on unit weights).
+    want = {nid: (0 if nid in {f"n{i}" for i in focus} else cap) for nid in nodes}
+    changed = True
+    while changed:
+        changed = False
+        for a, b in pairs:
+            for x, y in ((f"n{a}", f"n{b}"), (f"n{b}", f"n{a}")):
+                if want[x] + 1 < want[y]:
+                    want[y], changed = want[x] + 1, True
+    assert hops_from([f"n{i}" for i in focus], nodes, edges, cap) == want  # type: ignore[arg-type]
+
+
 def test_the_formula_for_one_node() -> None:
     # weight * (1 - rate * hops * (1 - recency)) * time_factor, with no time elapsed
     assert decayed_weight(0.8, 2, 0.0, 0.0, S) == pytest.approx(0.8 * (1 - S.decay_rate * 2))
