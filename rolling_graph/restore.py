@@ -38,7 +38,7 @@ from __future__ import annotations
 from . import restore_sections as sections
 from .rank_hot import PRESETS as RANK_PRESETS
 from .restore_layout import Block, Section
-from .restore_names import add_names, rest_line
+from .restore_names import add_rest
 from .restore_sections import COUNT_RESERVE, RestoreSettings
 from .restore_view import INTENT, NOT_NAMES, RestoreView
 from .sanitize import esc
@@ -181,9 +181,7 @@ def restore_block(
         section(g, Section(block, int(allowed) - (block.used - start), reserve), settings, shown)
     done = set(shown)
     head = "Also touched: " if source in ("compact", "resume") else "Also known: "
-    add_names(g, block, head, settings, done, summary)
-    if rest := rest_line(g, done, settings.count_kinds):
-        block.add(rest)
+    add_rest(g, block, head, settings, done, summary)
     return block.text(), [nid for nid in g.nodes if nid in done]
 
 

@@ -32,12 +32,19 @@ def short_command(command: str, limit: int, *, compact: bool = False) -> str:
     that fits. ``compact`` (a name list's form): its files' paths are their names even when
     it fits (``mix credo …/session_live.ex``; a directory, ``tests/billing``, stays)."""
     if len(command) <= limit:
-        if not compact:
-            return command
-        return " ".join("…/" + w.rpartition("/")[2] if "/" in w.strip("/") and "." in w.rpartition("/")[2].strip(".") else w
-                        for w in command.split())
-    short = " ".join("…/" + w.rpartition("/")[2] if "/" in w.strip("/") and w.rpartition("/")[2] else w for w in command.split())
-    return cut_at_word(short, limit)
+        return _paths_as_names(command, files_only=True) if compact else command
+    return cut_at_word(_paths_as_names(command, files_only=False), limit)
+
+
+def _paths_as_names(command: str, *, files_only: bool) -> str:
+    """Each path among ``command``'s words as ``…/`` and its last part (with ``files_only``,
+    only a file's: a last part with an extension)."""
+    def shown(word: str) -> str:
+        name = word.rpartition("/")[2]
+        short = "/" in word.strip("/") and bool(name) and (not files_only or "." in name.strip("."))
+        return "…/" + name if short else word
+
+    return " ".join(shown(word) for word in command.split())
 
 
 def file_path(node: Node, project: str | None) -> str:

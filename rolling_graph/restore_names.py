@@ -20,7 +20,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
-#: What the count line may grow by while names are shown (see :func:`add_names`).
+#: What the count line may grow by while names are shown (see :func:`add_rest`).
 COUNT_SLACK = 24
 #: A name at least this long that the lines above already hold is not repeated.
 MIN_SEEN_NAME = 4
@@ -130,12 +130,21 @@ def _fill(line: _NameLine, offered: Iterable[Named], room: int, shown: set[str])
     return missed
 
 
-def add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown: set[str], summary: str | None) -> None:
-    """The rest of the graph, ranked, as compact names while the block has room (two passes:
-    see the module's docstring)."""
+def add_rest(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown: set[str], summary: str | None) -> None:
+    """The rest of the graph: ranked, as compact names while the block has room (two passes:
+    see the module's docstring), then counted (:func:`rest_line`)."""
+    kinds = s.count_kinds
+    rest = rest_line(g, shown, kinds)
     pool = [nid for nid in g.order if g.kind[nid] not in NOT_NAMES and nid not in shown]
-    if not pool:
-        return
+    if pool:
+        rest = _add_names(g, block, head, s, shown, summary, pool, rest)
+    if rest:
+        block.add(rest)
+
+
+def _add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown: set[str], summary: str | None,
+               pool: list[str], rest: str) -> str:
+    """The name list of ``pool`` (``rest``: the count line before it); returns the count line after it."""
     files = short_names({nid: g.paths[nid] for nid in pool if nid in g.paths})
     if s.name_cost:
         cost = s.name_cost
@@ -145,22 +154,24 @@ def add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown
         low = summary.lower()
         named = list(ordered)
         ordered = [p for p in named if _key(p[1]) not in low] + [p for p in named if _key(p[1]) in low]
-    rest = iter(ordered)
+    offered = iter(ordered)
     line = _NameLine(head, block.seen)
     # Room for the count line: its length now, plus what showing names could add to it
     # (fewer of each kind never lengthens it; another kind moving into its top three can).
-    room = block.room(min(COUNT_RESERVE, len(rest_line(g, shown, s.count_kinds)) + COUNT_SLACK))
-    again = _fill(line, rest, room, shown)
-    exact = block.room(len(rest_line(g, shown, s.count_kinds)) + 1)  # the count line as it now is
-    if exact > room:
-        first, first_shown = line.copy(), set(shown)
-        _fill(line, chain(again, rest), exact, shown)
-        if line.length() > block.room(len(rest_line(g, shown, s.count_kinds)) + 1):  # the count line grew past it
-            line = first
+    room = block.room(min(COUNT_RESERVE, len(rest) + COUNT_SLACK))
+    again = _fill(line, offered, room, shown)
+    rest = rest_line(g, shown, s.count_kinds)  # the count line as it now is
+    if block.room(len(rest) + 1) > room:
+        first, first_shown, first_rest = line.copy(), set(shown), rest
+        _fill(line, chain(again, offered), block.room(len(rest) + 1), shown)
+        rest = rest_line(g, shown, s.count_kinds)
+        if line.length() > block.room(len(rest) + 1):  # the count line grew past it: undo
+            line, rest = first, first_rest
             shown.clear()
             shown.update(first_shown)
     if line.names:
         block.add(head + ", ".join(line.names))
+    return rest
 
 
 def rest_line(g: RestoreView, shown: set[str], kinds: int = 3) -> str:

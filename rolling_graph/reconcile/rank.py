@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from rolling_graph.rank_hot import competition_ranks
+
 
 @dataclass(frozen=True)
 class RankSettings:
@@ -55,14 +57,7 @@ class Candidate:
 def openings(first_seen: Mapping[str, datetime]) -> dict[str, int]:
     """Each node's place in its session's discovery order, by when the session first saw it:
     1 for the earliest; nodes first seen at one moment (one event) share a place (1, 1, 3)."""
-    out: dict[str, int] = {}
-    previous: datetime | None = None
-    current = 0
-    for position, (nid, seen) in enumerate(sorted(first_seen.items(), key=lambda item: (item[1], item[0])), start=1):
-        if seen != previous:
-            current, previous = position, seen
-        out[nid] = current
-    return out
+    return competition_ranks({nid: -seen.timestamp() for nid, seen in first_seen.items()})
 
 
 def rrf(rankings: Iterable[Sequence[str]], k: int = 60) -> dict[str, float]:
