@@ -39,13 +39,16 @@ SPEC: dict[str, tuple[str, Any]] = {
     "seq": ("int", 1_000_000_000),
     "by": ("enum", ("user", "assistant", "tool")),
     "mentions": ("int", 1_000_000),
+    "removed": ("int", 1_000_000_000),
 }
 
 COMMON_KEYS = frozenset({"seq", "by", "mentions"})
 #: Keys each kind may carry besides :data:`COMMON_KEYS`. ``ref``: a task's tracker id (bd,
 #: TaskCreate) or a command's background task id, a commit's short sha; ``from``: the
-#: command family an error came from, so a later passing run resolves it.
+#: command family an error came from, so a later passing run resolves it; ``removed``: the
+#: ``seq`` of the edit that took a code name out of the code (:func:`rolling_graph.rank_hot.is_removed`).
 KIND_KEYS: dict[str, frozenset[str]] = {
+    "symbol": frozenset({"removed"}),
     "file": frozenset({"path", "edits", "writes", "reads", "last_op", "what"}),
     "command": frozenset({"runs", "outcome", "result", "ref"}),
     "error": frozenset({"state", "from"}),

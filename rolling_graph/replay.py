@@ -178,11 +178,14 @@ def replay(
     options: ReplayOptions | None = None,
     home: str | os.PathLike[str] | None = None,
     on_event: Callable[[EventRecord], None] | None = None,
+    after_hook: Callable[[EventRecord, dict[str, Any]], None] | None = None,
 ) -> ReplayResult:
     """Replay transcripts (in order; later files of a seen session are resumes).
 
     ``home`` is the state directory to use (default: a fresh temporary directory, kept
-    so the result can be inspected; its path is in the result).
+    so the result can be inspected; its path is in the result). ``after_hook``: called after
+    each event's hook with its record and the payload the hook was given (its
+    ``transcript_path`` holds what was written up to that event), before the next event.
     """
     options = options or ReplayOptions()
     home_path = Path(home) if home is not None else Path(tempfile.mkdtemp(prefix="rgraph-replay-"))
@@ -239,6 +242,8 @@ def replay(
         if options.snapshot_boundaries and event.hook_event_name in ("PreCompact", "SessionEnd"):
             snapshots[event.index] = json.loads(json.dumps(doc or {}))
         records.append(record)
+        if after_hook is not None:
+            after_hook(record, payload)
         if on_event is not None:
             on_event(record)
     if options.mode == "async":

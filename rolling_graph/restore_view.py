@@ -9,11 +9,13 @@ on their successor's line. Everything in force is ranked once
 from __future__ import annotations
 
 from .focus import rejected_ids, superseded_by
-from .rank_hot import best_first, facts_of, recency_key, scores
+from .rank_hot import best_first, facts_of, is_removed, recency_key, scores
 from .restore_layout import file_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from .rank_hot import RankSettings
     from .types import GraphDoc
 
@@ -24,6 +26,8 @@ NOT_NAMES = frozenset({"request", "task", "summary", *INTENT})
 #: A rejected option of at most this many words is a name whose words mark related names.
 OPTION_WORDS = 3
 _OPTION_STOP = frozenset("the and for use using with not new old via from into".split())
+#: The shortest word of a superseded decision that marks the code an edit removed as its own.
+SUPERSEDED_WORD = 5
 
 
 #: ASCII characters that are neither letters nor digits, as spaces (one C-level pass).
@@ -76,7 +80,11 @@ class RestoreView:
             if len(words) <= OPTION_WORDS:
                 self.rejected_words.update(w for w in words if len(w) >= 3 and w not in _OPTION_STOP)
         self._rejected_prefixes = tuple(sorted(r for r in self.rejected_words if len(r) >= 4))
-        self.kind: dict[str, str] = {nid: node["kind"] for nid, node in nodes.items() if nid not in hidden}
+        #: Code names of a superseded decision that an edit took out of the code, nothing
+        #: using them since (``pg_advisory_xact_lock`` once "use advisory locks" gave way to
+        #: an exclusion constraint): the old approach's code, in no line and not counted.
+        self.removed = self._removed_with(old.keys())
+        self.kind: dict[str, str] = {nid: node["kind"] for nid, node in nodes.items() if nid not in hidden and nid not in self.removed}
         self.by_kind: dict[str, list[str]] = {}
         for nid, kind in self.kind.items():
             self.by_kind.setdefault(kind, []).append(nid)
@@ -84,6 +92,18 @@ class RestoreView:
         #: Every node in force, best first (:func:`rolling_graph.rank_hot.scores`, fused once).
         self.score = scores(nodes, self.kind, r)
         self.order = best_first(self.score)
+
+    def _removed_with(self, superseded: Iterable[str]) -> set[str]:
+        """Removed code names (:func:`rolling_graph.rank_hot.is_removed`) with a word of
+        :data:`SUPERSEDED_WORD` letters or more of a superseded decision that its successors
+        do not use (``advisory`` of "Use Postgres advisory locks around the insert")."""
+        nodes = self.nodes
+        words = {w for nid in superseded if nid in nodes for w in _words(nodes[nid]["label"]) if len(w) >= SUPERSEDED_WORD}
+        if not words:
+            return set()
+        words -= {w for nid in self.supersedes for w in _words(nodes[nid]["label"])}
+        return {nid for nid, node in nodes.items()
+                if node["kind"] == "symbol" and is_removed(facts_of(node)) and words.intersection(_words(node["label"]))}
 
     def what(self, nid: str) -> tuple[str, list[str]]:
         """What was done to a file (``facts.what``) as shown, and the code names it quotes

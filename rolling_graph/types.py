@@ -47,6 +47,7 @@ NodeFacts = TypedDict(
         "seq": int,  # any kind: the session's event counter at the last touch
         "by": str,  # any kind: "user" | "assistant" | "tool"
         "mentions": int,  # any kind: how many events' inputs named it
+        "removed": int,  # symbol: the seq of the edit that took it out of the code
     },
     total=False,
 )

@@ -14,6 +14,7 @@ from rolling_graph.patch import validate_ops
 from rolling_graph.probe import offline_mentions as mentions
 from rolling_graph.probe.offline import OfflineProbe, typed_text
 from rolling_graph.probe.transcript_tail import attach_names
+from rolling_graph.rank_hot import is_removed
 
 NOW = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
 
@@ -54,6 +55,11 @@ def test_an_edit_that_quotes_a_known_function_in_the_code_it_replaces_touches_it
     assert facts(doc, "render-line")["seq"] == 9 and facts(doc, "render-line")["mentions"] == 2
     assert facts(doc, "plain-line")["seq"] == 2, "a name the edit does not use keeps its last use"
     assert facts(doc, "lib-render-ex")["mentions"] == 2  # the file each event changed
+    # The edit took it out of format_row: removed at e9, until a later event uses it again.
+    assert facts(doc, "render-line")["removed"] == 9 and is_removed(facts(doc, "render-line"))
+    assert "removed" not in facts(doc, "format-row") and not is_removed(facts(doc, "plain-line"))
+    apply(doc, [tool("e10", "Bash", "$ mix test --only render_line\n1 test, 0 failures", cmd="mix test --only render_line")])
+    assert facts(doc, "render-line")["seq"] == 10 and not is_removed(facts(doc, "render-line"))
 
 
 def test_a_command_naming_a_file_or_a_function_touches_them() -> None:

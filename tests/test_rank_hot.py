@@ -59,12 +59,18 @@ def test_a_name_the_session_keeps_using_outranks_one_used_once_as_recently() -> 
     assert rank(nodes) == ["often", "once"]
 
 
-def test_after_a_compaction_what_was_used_last_leads() -> None:
-    """The ``compact`` preset: the work goes on where it stopped."""
-    nodes = {"edited-early": name(edits=5, seq=3, mentions=5), "used-last": name("symbol", seq=40, mentions=2),
-             "mid": name("symbol", seq=20, mentions=2)}
-    assert rank(nodes)[0] == "edited-early"
-    assert rank(nodes, settings=PRESETS["compact"])[0] == "used-last"
+def test_after_a_compaction_what_the_session_kept_using_leads_not_the_last_writes_names() -> None:
+    """The ``compact`` preset: use counts twice the last touch. One Write of a new file
+    touches its many names at one event; by recency alone they would all lead together."""
+    nodes = {f"used-{i:02d}": name("symbol", seq=i, mentions=2 + i % 3) for i in range(1, 31)}
+    nodes["kept"] = name("symbol", seq=20, mentions=8)
+    nodes.update({f"write-{i}": name("symbol", seq=31, mentions=1) for i in range(10)})
+    ranked = rank(nodes, settings=PRESETS["compact"])
+    assert ranked[:2] == ["used-29", "kept"]
+    assert ranked.index("used-29") < ranked.index("used-26"), "among names used as often, the later leads"
+    used_most = [f"used-{i:02d}" for i in range(1, 31) if i % 3 == 2]  # four uses each
+    assert max(ranked.index(n) for n in used_most) < min(ranked.index(f"write-{i}") for i in range(10))
+    assert rank(nodes)[0] != "write-0" and rank(nodes, settings=PRESETS["recent"])[0] == "write-0"
 
 
 def test_event_counter_orders_recency_before_the_clock() -> None:

@@ -12,7 +12,10 @@ So, after the extractors, each event's names are matched against the graph's cod
 and files (a file by its name or its path) and every node an event names gets that event
 as its ``seq`` (when later) and one more ``mentions``. An edit or write also adds, under a
 cap, code names its new code uses that the graph does not hold yet (a rewrite's helpers:
-what the agent will call next). Names come only from what the event's input says: tool
+what the agent will call next). A code name only the code an edit replaces has is touched
+too (the edit quoted it; the function it called may well stay), and gets that event as its
+``removed`` fact (:func:`rolling_graph.rank_hot.is_removed`) until a later event uses it again:
+the restore block leaves out such a name when it belongs to a superseded decision. Names come only from what the event's input says: tool
 inputs, prompts, commands, patterns — never JSON keys, and never a tool's output.
 """
 
@@ -103,14 +106,18 @@ def fold_mentions(p: Proposal, events: list[PendingEvent], typed: Callable[[str]
         # nor from the harness's own files (a plan file: its path is no project path).
         code = bool(paths) and all(path.rpartition(".")[2].lower() not in NO_NAMES for path in paths)
         cap = 0 if not code else NEW_PER_WRITE if event.get("tool") == "Write" else NEW_PER_EDIT
+        edit = event.get("tool") in _EDIT_TOOLS
         for name in names:
             nid = name_id(name)
             if not p.exists(nid) and name in new and cap > 0:
                 added = p.node(name, "technical", "symbol", activate=False)
                 if added:
                     cap -= 1
-            if p.exists(nid) and p.kind_of(nid) == "symbol":
-                touched.add(nid)
+            if not p.exists(nid) or p.kind_of(nid) != "symbol":
+                continue
+            touched.add(nid)
+            if edit and name not in new and seq is not None:  # quoted, and taken out here
+                p.set(nid, removed=seq)
         for name in _file_names(event, typed):
             touched.update(files.get(name, ()))
         for nid in touched:

@@ -10,8 +10,8 @@ the durable ones, so a new session's startup block can say what was left open:
   ``ref``; who brought the node in (``by``);
 * dropped: ``seq`` (one session's event counter means nothing in another), ``mentions``
   (a session's own count: the warm ``activations`` column sums each session's uses, the
-  larger of its activations and its mentions) and a command's ``ref`` (a background run's
-  id, gone with its session).
+  larger of its activations and its mentions), a command's ``ref`` (a background run's
+  id, gone with its session) and a code name's ``removed`` (an event counter too).
 
 Folding (pure, and the same whichever of two sessions is reconciled first): counts take
 the larger (a session's counts only grow, and a session that pulled the node from the warm
@@ -34,7 +34,8 @@ from rolling_graph.redact import redact
 COUNT_KEYS = ("edits", "writes", "reads", "runs")
 _BY_RANK = {"tool": 0, "assistant": 1, "user": 2}
 #: Facts that belong to one session only.
-SESSION_ONLY: dict[str, frozenset[str]] = {"*": frozenset({"seq", "mentions"}), "command": frozenset({"ref"})}
+SESSION_ONLY: dict[str, frozenset[str]] = {"*": frozenset({"seq", "mentions"}), "command": frozenset({"ref"}),
+                                           "symbol": frozenset({"removed"})}
 _TEXT_KEYS = ("path", "what", "result", "from", "ref")
 #: The column's bound (migration 005); a fold that would exceed it keeps the newer view only.
 MAX_BYTES = 2048

@@ -1,0 +1,74 @@
+"""The corpus measure at every Nth event (``rolling_graph.corpus_points``): a compaction can
+come at any event, so a ranking is judged at many points, not at two."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rolling_graph.corpus_points import capture_graphs, point_targets, score_points
+
+
+def test_a_points_targets_are_what_the_next_events_touch_that_earlier_ones_did() -> None:
+    per_event = [["alpha_one"], ["beta_two", "gamma_three"], [], ["beta_two", "new_thing"], ["alpha_one"], ["delta_four"]]
+    point = point_targets(per_event, 1, window=2)
+    assert point.touched == (("alpha_one",), ("beta_two", "gamma_three"))
+    assert point.next40 == {"beta_two"}, "new_thing was never touched before; alpha_one only after the window"
+    assert point_targets(per_event, 1, window=3).next40 == {"beta_two", "alpha_one"}
+
+
+def _line(**kw: Any) -> str:
+    return json.dumps({"sessionId": "s-points", "cwd": "/w", "timestamp": "2026-11-24T10:00:00Z", **kw}) + "\n"
+
+
+def _edit(n: int, path: str, new: str) -> str:
+    use = {"type": "tool_use", "id": f"t{n}", "name": "Edit", "input": {"file_path": path, "old_string": "pass", "new_string": new}}
+    res = {"type": "tool_result", "tool_use_id": f"t{n}", "content": "The file has been updated."}
+    return (_line(type="assistant", message={"id": f"m{n}", "role": "assistant", "content": [use]})
+            + _line(type="user", message={"role": "user", "content": [res]}))
+
+
+def session(tmp_path: Path) -> Path:
+    """One request, then 24 edits over four modules, each defining a handler that calls one
+    of three helpers: names recur, so later events need names earlier ones touched."""
+    text = _line(type="user", message={"role": "user", "content": "add the report handlers to the billing app"})
+    for i in range(24):
+        text += _edit(i, f"/w/src/report_mod_{i % 4}.py", f"def report_handler_{i}():\n    return shared_helper_{i % 3}(line_total)\n")
+    path = tmp_path / "points.jsonl"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_each_kept_graph_holds_what_was_pending_at_its_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    events, graphs = capture_graphs(session(tmp_path), every=5, first=6)
+    assert sorted(graphs) == [6, 11, 16, 21, 26]  # 28 events: SessionStart, the prompt, 24 edits, Stop, SessionEnd
+    for position, doc in graphs.items():
+        if events[position].hook_event_name != "PostToolUse":
+            continue
+        edited = Path(events[position].payload["tool_input"]["file_path"]).name
+        labels = {node["label"] for node in doc["nodes"].values()}
+        assert any(label.endswith(edited) for label in labels), f"event {position}'s file is in its point's graph"
+        n = events[position].payload["tool_input"]["new_string"].split("report_handler_")[1].split("(")[0]
+        assert f"report_handler_{n}" in labels, "the last edit's own name, flushed as a PreCompact would"
+    assert not any(p.name.startswith("rgraph-point") for p in tmp_path.iterdir()), "no state directory is left behind"
+
+
+def test_points_score_the_block_next_to_both_lists_in_the_same_characters(tmp_path: Path) -> None:
+    events, graphs = capture_graphs(session(tmp_path), every=5, first=6)
+    report = score_points(events, graphs, budgets=(800, 100), metric="content")
+    assert [p["position"] for p in report["points"]] == [6, 11, 16, 21], "nothing comes after the last one"
+    for point in report["points"]:
+        big, small = point["800"], point["100"]
+        assert big["frequent"] == big["recent"] == big["best"] == 1.0, "every name fits in 2,400 characters"
+        assert big["graph"] == 1.0, "the block names every module, handler and helper it was given"
+        assert small["best"] == max(small["frequent"], small["recent"])
+    assert min(p["100"]["graph"] for p in report["points"]) < 1.0, "in 300 characters the block's lines cost names"
+    mean = report["mean"]["800"]
+    assert mean["graph"] == 1.0 and mean["at_least_best"] == 4
+    with pytest.raises(ValueError, match="every"):
+        capture_graphs(session(tmp_path), every=0)
