@@ -75,6 +75,8 @@ MIN_TASK_CHARS = 24
 MIN_DECISION_CHARS = 40
 #: Decisions in force that did not fit before the section gives up on shorter ones.
 DECISION_MISSES = 10
+#: Files of the working set that did not fit before the section gives up on the rest.
+WORKING_MISSES = 3
 _TASK_STATUS = {"in_progress": "in_progress", "pending": "pending", "completed": "done"}  # the tools' own status words
 _TASK_ORDER = {"in_progress": 0, "pending": 1, "done": 2}
 
@@ -225,21 +227,28 @@ def add_working_set(g: RestoreView, sec: Section, s: RestoreSettings, shown: lis
     commands = [c for c in g.ranked(("command",)) if facts_of(g.nodes[c]).get("outcome") in ("pass", "fail")]
     heading = "Working set:\n"  # goes in with the first line
     used_cmds: set[str] = set()
+    misses = 0
     for f in files:
         path = shown_path(g.paths[f], s.path_chars)
-        base = f"{heading}* {esc(path, len(path))} — {_file_ops(g.nodes[f])}"
-        if g.is_rejected_name(path.rpartition("/")[2]):
-            base += " (for a rejected option)"
+        name = path.rpartition("/")[2]
+        ops = f" — {_file_ops(g.nodes[f])}" + (" (for a rejected option)" if g.is_rejected_name(name) else "")
+        base = f"{heading}* {esc(path, len(path))}{ops}"
         what = g.what(f)[0]
         line = base + (": " + esc(what, s.what_chars) if what else "")
         tests = [c for c in g.recent_first(g.tested_by.get(f, [])) if c not in g.hidden and c not in used_cmds]
         outcome = _outcome(g, tests[0], s) if tests else ""
         test_part = f" · `{esc(short_command(g.label(tests[0]), s.command_chars), s.command_chars)}`: {outcome} (last run)" if outcome else ""
-        # The fullest line that fits: with its test, without it, then with fewer names edited.
-        candidates = [line + test_part, base + test_part, line, base + (": " + esc(what, s.what_chars // 2) if what else ""), base]
+        # The fullest line that fits: with its test, without it, then with fewer names edited,
+        # then the file by its name alone (``…/transcript_renderer_test.exs``).
+        bare = shown_path(g.paths[f], len(name) + 2)
+        candidates = [line + test_part, base + test_part, line, base + (": " + esc(what, s.what_chars // 2) if what else ""), base,
+                      f"{heading}* {esc(bare, len(bare))}{ops}"]
         fitted = next((n for n, candidate in enumerate(candidates) if sec.add(candidate)), None)
-        if fitted is None:
-            break
+        if fitted is None:  # a file with a shorter line may still fit
+            misses += 1
+            if misses >= WORKING_MISSES:
+                break
+            continue
         with_test = fitted < 2 and bool(test_part)
         heading = ""
         shown.append(f)

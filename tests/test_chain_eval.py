@@ -38,6 +38,11 @@ CORPUS_CHAIN = (CORPUS / "spotter-8463c716.jsonl", CORPUS / "spotter-4d5611e5.js
 #: (``content_at_least_best``, by the content measure):
 #: the block recalls at least the best naive list's share (issue 13's bar), where it does.
 CORPUS_PINNED: dict[int, dict[str, Any]] = {
+    # Lowered once, on purpose, at 400 (0.32 -> 0.31, content 0.34 -> 0.32): the working set
+    # no longer gives up at its first file when that file's line cannot fit (a deep test
+    # path did, so the 400-token block named none of the files the last session edited).
+    # It now says "…/transcript_renderer_test.exs — edited 5×", and two names give way
+    # (measured 0.316, content 0.329; at 800 nothing changed).
     # graph measured 0.658 @ 800 and 0.329 @ 400 with the name list filling the room the count
     # line turned out not to need (it kept up to 24 characters spare; content 0.684, now at
     # least the list's 0.678, and 0.342); 0.646 and 0.323 with a file
@@ -55,8 +60,8 @@ CORPUS_PINNED: dict[int, dict[str, Any]] = {
           "content_names": 152, "content_graph": 0.68, "content_best": 0.68, "at_least_best": True,
           "content_at_least_best": True,
           "request_shown": True, "open_shown": 1, "open_total": 1},
-    400: {"names": 158, "graph": 0.32, "frequent": 0.38, "recent": 0.21, "best": 0.38,
-          "content_names": 152, "content_graph": 0.34, "content_best": 0.38, "at_least_best": False,
+    400: {"names": 158, "graph": 0.31, "frequent": 0.38, "recent": 0.21, "best": 0.38,
+          "content_names": 152, "content_graph": 0.32, "content_best": 0.38, "at_least_best": False,
           "content_at_least_best": False,
           "request_shown": True, "open_shown": 1, "open_total": 1},
 }

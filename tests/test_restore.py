@@ -167,10 +167,12 @@ def test_a_tight_budget_keeps_the_most_useful_names() -> None:
     text, _ = restore_block(doc, R, "compact", budget_tokens=400)
     also = lines(text)[line_with(text, "Also touched: ")]
     names = also.removeprefix("Also touched: ").split(", ")
-    # A changed file whose full line does not fit still joins the working set, shortened;
-    # what did not make it comes first among the names, then the most recent names.
+    # A changed file whose full line does not fit still joins the working set, shortened,
+    # down to its file name; what did not make it comes first among the names, then the
+    # most recent names.
     assert "* tests/billing/test_proration.py — written, edited 1×" in text
-    assert names[:3] == ["pytest tests/billing -q", "webhooks.py", "invoice_line.py"]
+    assert "* …/webhooks.py — edited 2×" in text
+    assert names[:3] == ["pytest tests/billing -q", "invoice_line.py", "plan.py"]
     assert "helper_function_0" not in text, "the least recent filler does not make a 400-token block"
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from restore_support import R, billing_session, line_with, lines, node
+from restore_support import NOW, R, billing_session, line_with, lines, node
 
 from rolling_graph.config import replace
+from rolling_graph.model import new_document
+from rolling_graph.rank_hot import PRESETS as RANK_PRESETS
 from rolling_graph.restore import PRESETS, restore_block
-from rolling_graph.restore_layout import short_command, short_names, shown_path
-from rolling_graph.restore_sections import first_sentences
+from rolling_graph.restore_layout import Block, Section, short_command, short_names, shown_path
+from rolling_graph.restore_sections import add_working_set, first_sentences
+from rolling_graph.restore_view import RestoreView
 
 
 # -- paths, commands, requests -------------------------------------------------------------------
@@ -20,6 +23,28 @@ def test_a_long_path_loses_the_middle_of_its_directory_never_its_file_name() -> 
     assert len(shown_path(path, 60)) <= 60
     assert shown_path(path, 20).endswith("/very_long_component_name.ex")
     assert shown_path("a/b.py", 60) == "a/b.py"
+
+
+def _working_set(files: list[tuple[str, int, int]], cap: int) -> tuple[list[str], list[str]]:
+    """The working set of files ``(path, edits, seq)`` in a section of ``cap`` characters."""
+    doc = new_document("s", project="/home/ada/shop", now=NOW)
+    for n, (path, edits, seq) in enumerate(files):
+        node(doc, f"f{n}", path, "file", path=path, edits=edits, seq=seq)
+    block, shown = Block(4000, ""), []
+    add_working_set(RestoreView(doc, RANK_PRESETS["coding"]), Section(block, cap, 0), PRESETS["lean"], shown)
+    return block.lines, shown
+
+
+def test_a_file_whose_line_cannot_fit_gives_way_to_the_next_and_a_deep_path_to_its_name() -> None:
+    deep = "src/very/deeply/nested/package/with/many/levels/"
+    long_name = deep + "an_extremely_long_module_name_for_the_tests.py"
+    # The first-ranked file cannot fit even by its name: the next one still gets its line.
+    assert _working_set([(long_name, 9, 90), ("app.py", 3, 80)], cap=40) == (["Working set:\n* app.py — edited 3×"], ["f1"])
+    # A path that does not fit is shown by its file name alone, rather than not at all.
+    assert _working_set([(deep + "billing_test.py", 9, 90)], cap=50) == (["Working set:\n* …/billing_test.py — edited 9×"], ["f0"])
+    # With room, the path keeps its first and last directories.
+    [line], _ = _working_set([(deep + "billing_test.py", 9, 90)], cap=200)
+    assert line.startswith("Working set:\n* src/") and line.endswith("/billing_test.py — edited 9×")
 
 
 @given(st.lists(st.text(alphabet="abc_.", min_size=1, max_size=12), min_size=1, max_size=8), st.integers(5, 80))
