@@ -62,6 +62,20 @@ def test_an_edit_that_quotes_a_known_function_in_the_code_it_replaces_touches_it
     assert facts(doc, "render-line")["seq"] == 10 and not is_removed(facts(doc, "render-line"))
 
 
+def test_the_package_a_changed_file_lives_in_is_a_name_each_path_under_it_touches() -> None:
+    doc = new_document("s")
+    code = "def render(x), do: x\n"
+    apply(doc, [tool("e3", "Edit", f"Edit lib/shop_web/live/cart_live.ex\n{code}", ["lib/shop_web/live/cart_live.ex"], new=code,
+                     old="def render(_), do: nil", mentions=["render"])])
+    assert doc["nodes"]["shop-web"]["label"] == "shop_web" and facts(doc, "shop-web")["seq"] == 3
+    assert "live" not in doc["nodes"] and "lib" not in doc["nodes"], "only directories that are code names"
+    apply(doc, [tool("e5", "Read", "Read lib/shop_web/components/core.ex\n…", ["lib/shop_web/components/core.ex"])])
+    assert facts(doc, "shop-web")["seq"] == 5 and facts(doc, "shop-web")["mentions"] == 2
+    # Reading a file adds no package: only the code the session changes does.
+    apply(doc, [tool("e6", "Read", "Read deps/some_lib/lib/thing.ex\n…", ["deps/some_lib/lib/thing.ex"])])
+    assert "some-lib" not in doc["nodes"]
+
+
 def test_a_command_naming_a_file_or_a_function_touches_them() -> None:
     doc = written(new_document("s"))
     apply(doc, [tool("e7", "Bash", "$ mix test test/render_test.exs --only render_line\n3 tests, 0 failures",

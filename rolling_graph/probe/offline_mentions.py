@@ -15,7 +15,10 @@ cap, code names its new code uses that the graph does not hold yet (a rewrite's 
 what the agent will call next). A code name only the code an edit replaces has is touched
 too (the edit quoted it; the function it called may well stay), and gets that event as its
 ``removed`` fact (:func:`rolling_graph.rank_hot.is_removed`) until a later event uses it again:
-the restore block leaves out such a name when it belongs to a superseded decision. Names come only from what the event's input says: tool
+the restore block leaves out such a name when it belongs to a superseded decision. A
+directory of a path an event names that is a code name itself (``spotter_web`` in
+``lib/spotter_web/live/x.ex``: the package the file belongs to) is touched too, and an edit
+or write of the project's code adds it: a session's inputs name it more than any function. Names come only from what the event's input says: tool
 inputs, prompts, commands, patterns — never JSON keys, and never a tool's output.
 """
 
@@ -99,14 +102,15 @@ def fold_mentions(p: Proposal, events: list[PendingEvent], typed: Callable[[str]
         names, new = event_names(event, typed)
         touched: set[str] = set()
         paths = [path for raw in event.get("paths", [])[:6] if (path := p.path(raw))]
-        for path in paths:
-            if p.kind_of(file_id(path)) == "file":
-                touched.add(file_id(path))
         # New names only from the project's code: not from a stylesheet's or a page's words,
         # nor from the harness's own files (a plan file: its path is no project path).
         code = bool(paths) and all(path.rpartition(".")[2].lower() not in NO_NAMES for path in paths)
         cap = 0 if not code else NEW_PER_WRITE if event.get("tool") == "Write" else NEW_PER_EDIT
         edit = event.get("tool") in _EDIT_TOOLS
+        for path in paths:
+            if p.kind_of(file_id(path)) == "file":
+                touched.add(file_id(path))
+            touched.update(_package_dirs(p, path, create=edit and code))
         for name in names:
             nid = name_id(name)
             if not p.exists(nid) and name in new and cap > 0:
@@ -123,6 +127,22 @@ def fold_mentions(p: Proposal, events: list[PendingEvent], typed: Callable[[str]
         for nid in touched:
             p.by(nid, "tool", seq)
             p.set(nid, mentions=int(p.fact(nid, "mentions") or 0) + 1)
+
+
+def _package_dirs(p: Proposal, path: str, create: bool) -> list[str]:
+    """The code-name nodes of ``path``'s directories that are code names themselves
+    (``lib/spotter_web/live/x.ex`` → ``spotter_web``: the package the file belongs to),
+    added when ``create`` (an edit or write of the project's code) and missing."""
+    out_ids = []
+    for part in path.split("/")[:-1]:
+        if not out.is_code_name(part):
+            continue
+        nid = name_id(part)
+        if create and not p.exists(nid):
+            p.node(part, "technical", "symbol", activate=False)
+        if p.exists(nid) and p.kind_of(nid) == "symbol":
+            out_ids.append(nid)
+    return out_ids
 
 
 def _file_names(event: PendingEvent, typed: Callable[[str], str]) -> list[str]:

@@ -287,7 +287,8 @@ def code_names(text: str, limit: int = 50) -> list[str]:
 
 def _names(text: str) -> Iterator[str]:
     """Code names as they occur, not counting the directories of a path
-    (``lib/spotter_web/live`` names no ``spotter_web``: the file's path carries it)."""
+    (``lib/spotter_web/live`` names no ``spotter_web``: the file's path carries it, and
+    :mod:`.offline_mentions` touches it as the file's package)."""
     for m in _IDENT_RE.finditer(text):
         start, end = m.start(), m.end()
         if (start and text[start - 1] in "/\\") or text[end : end + 1] == "/":
