@@ -95,8 +95,8 @@ class RestoreView:
 
     def _removed_with(self, superseded: Iterable[str]) -> set[str]:
         """Removed code names (:func:`rolling_graph.rank_hot.is_removed`) with a word of
-        :data:`SUPERSEDED_WORD` letters or more of a superseded decision that its successors
-        do not use (``advisory`` of "Use Postgres advisory locks around the insert")."""
+        :data:`SUPERSEDED_WORD` letters or more of a superseded decision that no superseding
+        decision uses (``advisory`` of "Use Postgres advisory locks around the insert")."""
         nodes = self.nodes
         words = {w for nid in superseded if nid in nodes for w in _words(nodes[nid]["label"]) if len(w) >= SUPERSEDED_WORD}
         if not words:

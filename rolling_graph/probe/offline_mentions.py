@@ -12,14 +12,18 @@ So, after the extractors, each event's names are matched against the graph's cod
 and files (a file by its name or its path) and every node an event names gets that event
 as its ``seq`` (when later) and one more ``mentions``. An edit or write also adds, under a
 cap, code names its new code uses that the graph does not hold yet (a rewrite's helpers:
-what the agent will call next). A code name only the code an edit replaces has is touched
-too (the edit quoted it; the function it called may well stay), and gets that event as its
-``removed`` fact (:func:`rolling_graph.rank_hot.is_removed`) until a later event uses it again:
-the restore block leaves out such a name when it belongs to a superseded decision. A
-directory of a path an event names that is a code name itself (``spotter_web`` in
+what the agent will call next).
+
+A code name only the code an edit replaces has is touched too (the edit quoted it; the
+function it called may well stay), and gets that event as its ``removed`` fact
+(:func:`rolling_graph.rank_hot.is_removed`) until a later event uses it again: the restore
+block leaves out such a name when it belongs to a superseded decision. A directory of a
+path an event names that is a code name itself (``spotter_web`` in
 ``lib/spotter_web/live/x.ex``: the package the file belongs to) is touched too, and an edit
-or write of the project's code adds it: a session's inputs name it more than any function. Names come only from what the event's input says: tool
-inputs, prompts, commands, patterns — never JSON keys, and never a tool's output.
+or write of the project's code adds it: nearly every input of a session names it.
+
+Names come only from what the event's input says: tool inputs, prompts, commands,
+patterns — never JSON keys, and never a tool's output.
 """
 
 from __future__ import annotations
@@ -133,7 +137,7 @@ def _package_dirs(p: Proposal, path: str, create: bool) -> list[str]:
     """The code-name nodes of ``path``'s directories that are code names themselves
     (``lib/spotter_web/live/x.ex`` → ``spotter_web``: the package the file belongs to),
     added when ``create`` (an edit or write of the project's code) and missing."""
-    out_ids = []
+    ids = []
     for part in path.split("/")[:-1]:
         if not out.is_code_name(part):
             continue
@@ -141,8 +145,8 @@ def _package_dirs(p: Proposal, path: str, create: bool) -> list[str]:
         if create and not p.exists(nid):
             p.node(part, "technical", "symbol", activate=False)
         if p.exists(nid) and p.kind_of(nid) == "symbol":
-            out_ids.append(nid)
-    return out_ids
+            ids.append(nid)
+    return ids
 
 
 def _file_names(event: PendingEvent, typed: Callable[[str], str]) -> list[str]:
