@@ -26,6 +26,12 @@ COUNT_SLACK = 24
 MIN_SEEN_NAME = 4
 #: A pass of the name list stops after this many names in a row did not fit (the rest rank lower).
 NAME_MISSES = 30
+#: What a name costs by rank per character beyond its characters and separator: without it
+#: a 6-character stray (``msg.id``) counted four times cheaper than a 25-character name
+#: ranked in the top 15 (``TranscriptRenderer.render``) and small blocks filled with short
+#: strays. Measured at every eighth event of ../shared/corpus (bench/eval_points.py): next-40
+#: at 400 tokens 0.603 -> 0.609 (content), no compaction or chain figure lower.
+NAME_OVERHEAD = 4
 _CATEGORY = {
     "file": "file", "symbol": "code name", "command": "command", "error": "error", "decision": "decision",
     "correction": "decision", "preference": "decision", "task": "task", "request": "request", "commit": "commit",
@@ -58,6 +64,11 @@ def shown_length(g: RestoreView, nid: str, files: dict[str, str], s: RestoreSett
         brought = g.what(nid)[1] if s.file_brings_names else ()
         return len(files[nid]) + 2 + sum(min(len(name), s.name_chars) + 2 for name in brought)
     return min(len(g.label(nid)), s.name_chars) + 2
+
+
+def by_rank_per_character(ids: list[str], score: dict[str, float], length: dict[str, int], cost: float) -> list[str]:
+    """``ids`` by ``score / (length + NAME_OVERHEAD) ** cost``, best first (ties by id)."""
+    return sorted(ids, key=lambda i: (-score[i] / (length[i] + NAME_OVERHEAD) ** cost, i))
 
 
 def _key(name: str) -> str:
@@ -147,8 +158,7 @@ def _add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, show
     """The name list of ``pool`` (``rest``: the count line before it); returns the count line after it."""
     files = short_names({nid: g.paths[nid] for nid in pool if nid in g.paths})
     if s.name_cost:
-        cost = s.name_cost
-        pool.sort(key=lambda i: (-g.score[i] / shown_length(g, i, files, s) ** cost, i))
+        pool = by_rank_per_character(pool, g.score, {i: shown_length(g, i, files, s) for i in pool}, s.name_cost)
     ordered: Iterable[Named] = _named(g, pool, files, s)  # lazily: most are never named
     if summary and s.summary_names == "demote":
         low = summary.lower()

@@ -61,8 +61,9 @@ class RestoreSettings(_Strategy):
     summary_names = "keep"
     #: Kinds the closing count names (``Not shown: 37 more — 20 code names, 12 files, …``).
     count_kinds = 3
-    #: How much a name's length costs it in the name list: names go by ``score /
-    #: (characters shown + 2) ** name_cost`` (:func:`rolling_graph.restore_names.shown_length`).
+    #: How much a name's length costs it in the name list: names go by ``score / (characters
+    #: shown + 2 + 4) ** name_cost`` (:func:`rolling_graph.restore_names.shown_length`, plus
+    #: :data:`rolling_graph.restore_names.NAME_OVERHEAD`).
     #: 0: by rank alone; 1: by rank per character, which fits more of what matters when the
     #: block is small.
     name_cost = 0.0

@@ -12,6 +12,7 @@ from rolling_graph.model import new_document
 from rolling_graph.rank_hot import PRESETS as RANK_PRESETS
 from rolling_graph.restore import PRESETS, restore_block
 from rolling_graph.restore_layout import Block, Section, short_command, short_names, shown_path
+from rolling_graph.restore_names import by_rank_per_character
 from rolling_graph.restore_sections import add_working_set, first_sentences
 from rolling_graph.restore_view import RestoreView
 
@@ -94,6 +95,15 @@ def test_file_names_in_the_name_list_are_made_unique_by_their_directories() -> N
 
 
 # -- the name list ----------------------------------------------------------------------------------
+def test_by_rank_per_character_a_short_stray_is_not_four_times_cheaper_than_a_top_name() -> None:
+    # Shown lengths (with the separator): `TranscriptRenderer.render` 27, `msg.id` 8. By
+    # characters alone the stray, scoring a third, would come first (1/8 > 3/27).
+    score, length = {"top": 3.0, "stray": 1.0}, {"top": 27, "stray": 8}
+    assert by_rank_per_character(["stray", "top"], score, length, 1.0) == ["top", "stray"]
+    assert by_rank_per_character(["top", "stray"], {"top": 2.0, "stray": 1.0}, length, 1.0) == ["stray", "top"]
+    assert by_rank_per_character(["top", "stray"], score, length, 0.0) == ["top", "stray"], "cost 0: by rank alone"
+
+
 def test_a_file_in_a_small_block_costs_the_name_it_is_shown_with_not_its_path() -> None:
     # Ranked by rank per character, a file is shown by its name (``app.ex``), so its deep
     # path must not make it dear; where the names edited in it follow it, they count too.
