@@ -14,9 +14,11 @@ fusion (``score = Σ weight_leg / (k + rank_leg)``):
 
 Why fusion: a count, an event number and a weight are not comparable, their ranks are,
 and a name strong on several legs beats one extreme on a single leg. Ties share a rank
-(competition ranking) and the final order breaks ties by id, so the ranking is
-deterministic, and monotonic: raising one of a node's signals, all else equal, never moves
-it down. Pure functions over nodes as loaded (:func:`rolling_graph.normalize.normalize_graph`
+(competition ranking: ``1, 2, 2, 4``), except on the recency leg, where tied names share
+the positions they span (fractional ranking: ``1, 2.5, 2.5, 4``): the 60 names one Write of
+a new file touches are not each the most recent name, and one touched alone later is not
+one of 60. The final order breaks ties by id, so the ranking is deterministic, and
+monotonic: raising one of a node's signals, all else equal, never moves it down. Pure functions over nodes as loaded (:func:`rolling_graph.normalize.normalize_graph`
 has made them match :class:`rolling_graph.types.Node`); nothing here reads a file.
 """
 
@@ -157,6 +159,23 @@ def competition_ranks(keys: Mapping[str, Any]) -> dict[str, int]:
     return ranks
 
 
+def fractional_ranks(keys: Mapping[str, Any]) -> dict[str, float]:
+    """The mean of the positions each tied group spans (``{a: 3, b: 5, c: 3}`` → ``b: 1``,
+    ``a`` and ``c``: 2.5): a large tie weighs less than a small one at the same place."""
+    ranks: dict[str, float] = {}
+    ordered = sorted(keys.items(), key=_second, reverse=True)
+    start = 0
+    while start < len(ordered):
+        end = start
+        while end + 1 < len(ordered) and ordered[end + 1][1] == ordered[start][1]:
+            end += 1
+        mean = (start + end) / 2 + 1
+        for nid, _ in ordered[start : end + 1]:
+            ranks[nid] = mean
+        start = end + 1
+    return ranks
+
+
 def _second(pair: tuple[str, Any]) -> Any:
     return pair[1]
 
@@ -181,10 +200,13 @@ def scores(nodes: Mapping[str, Node], ids: Iterable[str] | None = None, settings
         heavy[nid] = node["weight"]
     fused = dict.fromkeys(chosen, 0.0)
     k = settings.rrf_k
-    for weight, keys in ((settings.role_weight, roles), (settings.recency_weight, recent), (settings.frequency_weight, often), (settings.weight_weight, heavy)):
+    legs: tuple[tuple[float, Mapping[str, Any]], ...] = (
+        (settings.role_weight, roles), (settings.recency_weight, recent), (settings.frequency_weight, often), (settings.weight_weight, heavy))
+    for weight, keys in legs:
         if weight <= 0:
             continue
-        for nid, leg_rank in competition_ranks(keys).items():
+        ranked: Mapping[str, float] = fractional_ranks(keys) if keys is recent else competition_ranks(keys)
+        for nid, leg_rank in ranked.items():
             fused[nid] += weight / (k + leg_rank)
     return fused
 
