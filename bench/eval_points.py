@@ -53,7 +53,7 @@ def main() -> None:
     if args.json:
         print(json.dumps({"every": args.every, "budgets": budgets, "sessions": report, "elapsed_s": round(elapsed, 2)}, indent=1))
         return
-    print(f"next-40 recall at every {args.every}th event (block vs naive lists, same characters); {elapsed:.1f} s")
+    print(f"next-40 recall every {args.every} events (block vs naive lists, same characters); {elapsed:.1f} s")
     print(f"{'session':28s} {'metric':8s} {'tokens':>6s} {'points':>6s} {'graph':>6s} {'freq':>6s} {'recent':>6s} {'best':>6s} {'graph/best':>10s} {'>= best':>8s}")
     for metric in metrics:
         for budget in budgets:
