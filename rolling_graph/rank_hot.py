@@ -18,8 +18,10 @@ and a name strong on several legs beats one extreme on a single leg. Ties share 
 the positions they span (fractional ranking: ``1, 2.5, 2.5, 4``): the 60 names one Write of
 a new file touches are not each the most recent name, and one touched alone later is not
 one of 60. The final order breaks ties by id, so the ranking is deterministic, and
-monotonic: raising one of a node's signals, all else equal, never moves it down. Pure functions over nodes as loaded (:func:`rolling_graph.normalize.normalize_graph`
-has made them match :class:`rolling_graph.types.Node`); nothing here reads a file.
+monotonic: raising one of a node's signals, all else equal, never moves it down.
+
+Pure functions over nodes as loaded (:func:`rolling_graph.normalize.normalize_graph` has
+made them match :class:`rolling_graph.types.Node`); nothing here reads a file.
 """
 
 from __future__ import annotations
@@ -88,10 +90,10 @@ PRESETS: dict[str, RankSettings] = {
     "startup": RankSettings(role_weight=0.0, frequency_weight=0.0, weight_weight=0.0),
 }
 #: Why ``compact`` weighs use over the last touch: a compaction can come at any event, so
-#: it was measured at every eighth event of ../shared/corpus's two sessions (33 points,
+#: it was measured at every eighth event of ../shared/corpus's two sessions (34 points,
 #: ``bench/eval_points.py``), not only at their two compactions. Recency twice frequency
-#: (the old preset) recalled 0.79 / 0.55 of the next 40 events' names at 800 / 400 tokens
-#: (content measure); frequency twice recency 0.80 / 0.60, and at the two compactions
+#: (the old preset) recalled 0.79 / 0.54 of the next 40 events' names at 800 / 400 tokens
+#: (content measure); frequency twice recency 0.81 / 0.60, and at the two compactions
 #: themselves no cell fell at 800 tokens (8463c716 0.78 → 0.84 next-40). One Write of a new
 #: file touches its 60 names at one event: by recency they all lead the list together.
 DEFAULT = PRESETS["coding"]
