@@ -163,19 +163,13 @@ def competition_ranks(keys: Mapping[str, Any]) -> dict[str, int]:
 
 def fractional_ranks(keys: Mapping[str, Any]) -> dict[str, float]:
     """The mean of the positions each tied group spans (``{a: 3, b: 5, c: 3}`` → ``b: 1``,
-    ``a`` and ``c``: 2.5): a large tie weighs less than a small one at the same place."""
-    ranks: dict[str, float] = {}
-    ordered = sorted(keys.items(), key=_second, reverse=True)
-    start = 0
-    while start < len(ordered):
-        end = start
-        while end + 1 < len(ordered) and ordered[end + 1][1] == ordered[start][1]:
-            end += 1
-        mean = (start + end) / 2 + 1
-        for nid, _ in ordered[start : end + 1]:
-            ranks[nid] = mean
-        start = end + 1
-    return ranks
+    ``a`` and ``c``: 2.5): a large tie weighs less than a small one at the same place. A
+    group of ``n`` at competition rank ``r`` spans ``r … r + n - 1``."""
+    ranks = competition_ranks(keys)
+    tied: dict[int, int] = {}
+    for rank in ranks.values():
+        tied[rank] = tied.get(rank, 0) + 1
+    return {nid: rank + (tied[rank] - 1) / 2 for nid, rank in ranks.items()}
 
 
 def _second(pair: tuple[str, Any]) -> Any:

@@ -98,17 +98,10 @@ def hops_from(focus: Iterable[str], edges: Iterable[tuple[str, str]], max_hops: 
 
 
 def _competition(items: Sequence[Candidate], key: Callable[[Candidate], float]) -> list[tuple[str, int]]:
-    """``(id, rank)`` best first; equal keys share a rank (1, 1, 3), so ids never break ties."""
-    ordered = sorted(items, key=lambda c: (key(c), c.id))
-    out: list[tuple[str, int]] = []
-    previous: float | None = None
-    current = 0
-    for position, cand in enumerate(ordered, start=1):
-        value = key(cand)
-        if previous is None or value != previous:
-            current, previous = position, value
-        out.append((cand.id, current))
-    return out
+    """``(id, rank)`` best first, smallest ``key`` best; equal keys share a rank (1, 1, 3),
+    so ids never break ties (:func:`rolling_graph.rank_hot.competition_ranks`)."""
+    ranks = competition_ranks({c.id: -key(c) for c in items})
+    return sorted(ranks.items(), key=lambda pair: (pair[1], pair[0]))
 
 
 def legs(candidates: Sequence[Candidate], now: datetime, settings: RankSettings = RESUME) -> dict[str, list[tuple[str, int]]]:
