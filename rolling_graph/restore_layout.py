@@ -74,13 +74,14 @@ def short_names(paths: dict[str, str]) -> dict[str, str]:
 
 # -- the block under its budget ---------------------------------------------------------------
 class Block:
-    """Lines accepted only while the whole text (heading, delimiters) stays in ``limit``."""
+    """Lines accepted only while the whole text (delimiters included) stays in ``limit``;
+    ``opening``: the opening tag (:func:`rolling_graph.render.opening`)."""
 
-    def __init__(self, limit: int, heading: str) -> None:
+    def __init__(self, limit: int, opening: str = OPEN) -> None:
         self.limit = limit
-        self.heading = heading
+        self.opening = opening
         self.lines: list[str] = []
-        self.used = len(OPEN) + len(CLOSE) + 1 + (len(heading) + 1 if heading else 0)
+        self.used = len(opening) + len(CLOSE) + 1
         self.seen = ""  # lowercased text so far, to skip names already shown
 
     def room(self, reserve: int = 0) -> int:
@@ -98,8 +99,7 @@ class Block:
     def text(self) -> str:
         if not self.lines:
             return ""
-        body = "\n".join([OPEN, *self.lines, CLOSE])
-        return f"{self.heading}\n{body}" if self.heading else body
+        return "\n".join([self.opening, *self.lines, CLOSE])
 
 
 class Section:

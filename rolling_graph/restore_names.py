@@ -186,7 +186,8 @@ def _add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, show
 
 def rest_line(g: RestoreView, shown: set[str], kinds: int = 3) -> str:
     """``Not shown: 37 more — 20 code names, 12 files, 5 commands.`` (``""``: nothing left),
-    naming at most ``kinds`` kinds, the largest first."""
+    naming at most ``kinds`` kinds, the largest first; ``kinds=0``: the total alone
+    (``Not shown: 37 more.``)."""
     counts: dict[str, int] = {}
     for kind, ids in g.by_kind.items():
         for nid in ids:
@@ -198,11 +199,11 @@ def rest_line(g: RestoreView, shown: set[str], kinds: int = 3) -> str:
     if not total and not superseded:
         return ""
     parts = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    kinds = max(1, kinds)
+    kinds = max(0, kinds)
     shown_parts = [f"{n} {category}{'s' if n != 1 else ''}" for category, n in parts[:kinds]]
-    if len(parts) > kinds:
+    if shown_parts and len(parts) > kinds:
         shown_parts.append(f"{sum(n for _, n in parts[kinds:])} other")
-    line = f"Not shown: {total} more — " + ", ".join(shown_parts) if total else ""
+    line = f"Not shown: {total} more" + (" — " + ", ".join(shown_parts) if shown_parts else "") if total else ""
     if superseded:
         line += ("; " if line else "Not shown: ") + f"{superseded} superseded or rejected"
     return line + "."

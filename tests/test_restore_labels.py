@@ -119,9 +119,9 @@ def test_a_file_in_a_small_block_costs_the_name_it_is_shown_with_not_its_path() 
     brings = replace(alone, file_brings_names=True)
     summary = "We are fixing proration."
     for preset in (alone, brings):
-        small, _ = restore_block(doc, R, "compact", summary=summary, budget_tokens=400, settings=preset)
+        small, _ = restore_block(doc, R, "compact", summary=summary, budget_tokens=380, settings=preset)
         names = lines(small)[line_with(small, "Also")]
-        assert "app.ex" in names and len(small) <= 400 * 3
+        assert "app.ex" in names and len(small) <= 380 * 3
         if preset.file_brings_names:  # same rank, but it would bring six long names with it
             assert "row.ex" not in names and "render_transcript_row_variant" not in names
         else:  # alone it is as cheap as app.ex; its names rank on their own (here: no nodes)
