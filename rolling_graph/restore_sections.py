@@ -210,6 +210,12 @@ def _file_ops(node: Node) -> str:
     return ", ".join(parts)
 
 
+def _changes(node: Node) -> int:
+    """Edits and writes of a file."""
+    facts = facts_of(node)
+    return count(facts, "edits") + count(facts, "writes")
+
+
 def _outcome(g: RestoreView, cmd: str, s: RestoreSettings) -> str:
     facts = facts_of(g.nodes[cmd])
     result = facts.get("result")
@@ -222,7 +228,12 @@ def add_working_set(g: RestoreView, sec: Section, s: RestoreSettings, shown: lis
     files = g.ranked(("file",))
     with_facts = any(facts_of(g.nodes[f]) for f in files)
     if with_facts:
-        changed = [f for f in files if count(facts_of(g.nodes[f]), "edits") or count(facts_of(g.nodes[f]), "writes")]
+        # The files changed most first (ties by rank): what the work was about. By rank alone
+        # a new session's one line was the last file touched, a test edited 5×, not the
+        # LiveView edited 7× that its first events went back to (corpus chain at 400 tokens
+        # 0.33 -> 0.35; at 800 0.68 -> 0.70; every eighth event of the corpus: unchanged at
+        # 400, 0.833 -> 0.836 at 800).
+        changed = sorted((f for f in files if _changes(g.nodes[f])), key=lambda f: -_changes(g.nodes[f]))
         read = [f for f in files if f not in set(changed)][: max(0, s.working_min_files - len(changed))]
         files = changed + read
     commands = [c for c in g.ranked(("command",)) if facts_of(g.nodes[c]).get("outcome") in ("pass", "fail")]

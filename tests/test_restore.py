@@ -85,6 +85,18 @@ def test_the_working_set_says_what_was_done_to_each_file() -> None:
     assert line_with(text, "billing/proration.py — edited 6×") < line_with(text, "billing/webhooks.py —"), "ranked: more edits, more recent first"
 
 
+def test_the_working_set_lists_the_files_changed_most_first() -> None:
+    # A new session's block has room for one line of it: the file edited six times, not the
+    # one the last session touched last (edited once, at its last event).
+    doc = billing_session()
+    node(doc, "f-last", "billing/admin.py", "file", path="billing/admin.py", edits=1, seq=90)
+    text, _ = restore_block(doc, R, "startup")
+    [working] = [line for line in lines(text) if line.startswith("* ")]
+    assert working == "* …/proration.py — edited 6×", text
+    after, _ = restore_block(doc, R, "compact", summary="We fix proration.")
+    assert line_with(after, "proration.py — edited 6×") < line_with(after, "admin.py — edited 1×"), after
+
+
 def test_an_option_a_decision_turned_away_is_never_listed_as_current() -> None:
     doc = billing_session()
     node(doc, "dramatiq", "Use Dramatiq for the reminders", "correction", seq=80, by="user")
