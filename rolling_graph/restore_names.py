@@ -146,11 +146,16 @@ def add_rest(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown:
     see the module's docstring), then counted (:func:`rest_line`)."""
     kinds = s.count_kinds
     rest = rest_line(g, shown, kinds)
-    pool = [nid for nid in g.order if g.kind[nid] not in NOT_NAMES and nid not in shown]
+    pool = [nid for nid in g.order if g.kind[nid] not in NOT_NAMES and nid not in shown
+            and (s.command_names or not _passed_command(g, nid))]
     if pool:
         rest = _add_names(g, block, head, s, shown, summary, pool, rest)
     if rest:
         block.add(rest)
+
+
+def _passed_command(g: RestoreView, nid: str) -> bool:
+    return g.kind[nid] == "command" and (g.nodes[nid].get("facts") or {}).get("outcome") == "pass"
 
 
 def _add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown: set[str], summary: str | None,
