@@ -271,6 +271,11 @@ def add_working_set(g: RestoreView, sec: Section, s: RestoreSettings, shown: lis
         if with_test:
             shown.append(tests[0])
             used_cmds.add(tests[0])
+    if heading and files:  # none fitted: the block still states the first, by its file name
+        bare = shown_path(g.paths[files[0]], len(g.paths[files[0]].rpartition("/")[2]) + 2)
+        if sec.add_required(f"{heading}* {esc(bare, len(bare))} — {_file_ops(g.nodes[files[0]])}", COUNT_RESERVE):
+            heading = ""
+            shown.append(files[0])
     for c in [c for c in commands if c not in used_cmds][: s.working_commands]:
         facts = facts_of(g.nodes[c])
         runs = count(facts, "runs")
