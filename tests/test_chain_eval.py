@@ -38,7 +38,10 @@ CORPUS_CHAIN = (CORPUS / "spotter-8463c716.jsonl", CORPUS / "spotter-4d5611e5.js
 #: (``content_at_least_best``, by the content measure):
 #: the block recalls at least the best naive list's share (issue 13's bar), where it does.
 CORPUS_PINNED: dict[int, dict[str, Any]] = {
-    # Raised (stop 26) at 400: the first file of the working set keeps its line in its
+    # Raised (stop 26): a command whose last run passed is not listed among the names
+    # (`mix test`, `mix credo`): 0.709 @ 800 (content 0.737) and 0.367 @ 400 (content 0.382,
+    # the list's 0.382: at 400 the block now recalls as many by the content measure).
+    # Before that, raised (stop 26) at 400: the first file of the working set keeps its line in its
     # shortest form, as the request, the open tasks and the first decision do, so the names
     # take 0.7 of a small new session's block (was 0.6): 0.361 (content 0.375).
     # Before that, raised (stop 26): the working set lists the files changed most first, so the new
@@ -71,8 +74,8 @@ CORPUS_PINNED: dict[int, dict[str, Any]] = {
           "content_at_least_best": True,
           "request_shown": True, "open_shown": 1, "open_total": 1},
     400: {"names": 158, "graph": 0.36, "frequent": 0.38, "recent": 0.21, "best": 0.38,
-          "content_names": 152, "content_graph": 0.37, "content_best": 0.38, "at_least_best": False,
-          "content_at_least_best": False,
+          "content_names": 152, "content_graph": 0.38, "content_best": 0.38, "at_least_best": False,
+          "content_at_least_best": True,
           "request_shown": True, "open_shown": 1, "open_total": 1},
 }
 TOLERANCE = 0.01

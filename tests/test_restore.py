@@ -455,14 +455,17 @@ def test_a_new_sessions_block_says_it_comes_from_earlier_sessions() -> None:
     assert all(text.endswith(CLOSE) for text in (start, cleared, resumed, compacted))
 
 
-def test_after_a_compaction_commands_that_passed_are_not_listed_as_names() -> None:
-    # The session has been running them and Claude's summary says how it tests: the name
-    # list keeps its room for names. One that failed at its last run is still listed.
+def test_after_a_compaction_and_in_a_new_session_commands_that_passed_are_not_listed_as_names() -> None:
+    # The session has been running them (Claude's summary says how it tests), a new one finds
+    # them in the project: the name list keeps its room for names. One that failed at its
+    # last run is still listed, and a resumed session's block lists both.
     doc = billing_session(fillers=20)
     node(doc, "c-lint", "ruff check billing", "command", runs=2, outcome="pass", seq=77)
     node(doc, "c-types", "mypy billing", "command", runs=1, outcome="fail", seq=77)
-    after, shown = restore_block(doc, R, "compact", summary="We fix proration.", budget_tokens=800)
-    assert "ruff check billing" not in after and "c-lint" not in shown
-    assert "mypy billing" in after
-    start, _ = restore_block(doc, R, "startup", budget_tokens=800)
-    assert "ruff check billing" in lines(start)[line_with(start, "Also known: ")], "a new session still learns the project's commands"
+    for source, summary in (("compact", "We fix proration."), ("startup", None)):
+        for budget in (800, 400):
+            text, shown = restore_block(doc, R, source, summary=summary, budget_tokens=budget)
+            assert "ruff check billing" not in text and "c-lint" not in shown, (source, budget)
+            assert "mypy billing" in text, (source, budget)
+    resumed, _ = restore_block(doc, R, "resume", budget_tokens=800)
+    assert "ruff check billing" in resumed and "mypy billing" in resumed
