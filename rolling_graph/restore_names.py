@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from itertools import chain
 
+from .rank_hot import facts_of
 from .restore_layout import Block, short_command, short_names
 from .restore_sections import COUNT_RESERVE, RestoreSettings
 from .restore_view import NOT_NAMES, RestoreView
@@ -155,7 +156,7 @@ def add_rest(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown:
 
 
 def _passed_command(g: RestoreView, nid: str) -> bool:
-    return g.kind[nid] == "command" and (g.nodes[nid].get("facts") or {}).get("outcome") == "pass"
+    return g.kind[nid] == "command" and facts_of(g.nodes[nid]).get("outcome") == "pass"
 
 
 def _add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown: set[str], summary: str | None,

@@ -56,9 +56,9 @@ class RestoreSettings(_Strategy):
     #: A file in the name list brings the names edited in it right after its own (its
     #: neighbours, summarised); off, those names are listed by their own rank.
     file_brings_names = True
-    #: Commands whose last run passed in the name list (``mix test``); off, such a command
-    #: is shown only in the working set, with its outcome, or counted with the rest (a
-    #: failing one is listed either way).
+    #: List commands whose last run passed among the names (``mix test``); off, such a
+    #: command is shown only in the working set, with its outcome, or counted with the rest
+    #: (a failing one is listed either way).
     command_names = True
     #: Names Claude's compaction summary already holds: ``keep`` them in rank order or
     #: ``demote`` them after the names only the graph can give back.
