@@ -108,11 +108,14 @@ PRESETS["compact-lean"] = RestoreSettings(
 #: as there, a command whose last run passed is not listed as a name (``mix test``, ``mix
 #: credo``: the working set shows it with its outcome where it has room, and a new session
 #: finds how the project tests in its files): 0.703 → 0.709 at 800, 0.361 → 0.367 at 400,
-#: reversed 0.26 → 0.27 at 400.
+#: reversed 0.26 → 0.27 at 400. A file in the name list comes alone, as after a compaction:
+#: the names edited in it rank on their own, and the files the last session changed most
+#: after those the working set holds get in (`transcript_renderer.ex`): 0.709 → 0.715 at
+#: 800, reversed 0.359 → 0.374 (name_cost 1.0: 0.715 and 0.366; 1.5: as 1.25).
 PRESETS["startup"] = RestoreSettings(
     names_share=0.75, request_share=0.07, tasks_share=0.1, decisions_share=0.12, problems_share=0.05,
     working_share=0.08, request_chars=110, task_chars=50, name_cost=1.25, done_tasks="count", count_kinds=0,
-    command_names=False,
+    command_names=False, file_brings_names=False,
 )
 #: A small startup block (below :data:`LEAN_BELOW_CHARS`): length counts less than rank
 #: (``name_cost=0.75``): on the corpus chain at 400 tokens 0.31 → 0.32, reversed 0.15 →
@@ -122,7 +125,8 @@ PRESETS["startup"] = RestoreSettings(
 #: room (was 0.6), since the request, the open tasks, the first decision and the first file
 #: of the working set each keep their line in its shortest form anyway: 0.35 → 0.36 on the
 #: chain, 0.24 → 0.26 reversed (0.65 and less: no gain; 0.75: the same as 0.7).
-PRESETS["startup-lean"] = RestoreSettings(**{**PRESETS["startup"].as_dict(), "names_share": 0.7, "name_cost": 0.75})
+PRESETS["startup-lean"] = RestoreSettings(
+    **{**PRESETS["startup"].as_dict(), "names_share": 0.7, "name_cost": 0.75, "file_brings_names": True})
 DEFAULT = PRESETS["default"]
 #: Blocks of fewer characters than this use the ``lean`` preset unless told otherwise.
 LEAN_BELOW_CHARS = 1800

@@ -75,9 +75,11 @@ class RestoreSettings(_Strategy):
 
 #: Room kept for the closing count line (its longest form is well under this).
 COUNT_RESERVE = 128
-#: The shortest a task's or a decision's label gets (the block must state one of each).
+#: The shortest a task's, a decision's or an open problem's label gets (the block must state
+#: one of each).
 MIN_TASK_CHARS = 24
 MIN_DECISION_CHARS = 40
+MIN_PROBLEM_CHARS = 48
 #: Decisions in force that did not fit before the section gives up on shorter ones.
 DECISION_MISSES = 10
 #: Files of the working set that did not fit before the section gives up on the rest.
@@ -298,3 +300,8 @@ def add_problems(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[s
     line, taken = join_items("Open problems: ", items, sec.room())
     if line and sec.add(line):
         shown.extend(open_errors[:taken])
+        return
+    # None fitted: what is still broken is what the block must state, the latest shortened.
+    first = "Open problems: " + esc(g.label(open_errors[0]), MIN_PROBLEM_CHARS)
+    if sec.add_required(first + (f" · +{len(items) - 1} more" if len(items) > 1 else ""), COUNT_RESERVE):
+        shown.append(open_errors[0])

@@ -97,16 +97,17 @@ def test_the_working_set_lists_the_files_changed_most_first() -> None:
     assert line_with(after, "proration.py — edited 6×") < line_with(after, "admin.py — edited 1×"), after
 
 
-def test_a_small_block_still_names_the_first_file_of_the_working_set() -> None:
-    # Like the request, the open tasks and the first decision, the working set keeps its
-    # first line in its shortest form, by the file's name, even when the names' room is
-    # most of a small block.
+def test_a_small_block_still_names_the_first_open_problem_and_file_of_the_working_set() -> None:
+    # Like the request, the open tasks and the first decision, the open problems and the
+    # working set keep their first line in its shortest form (a file by its name), even
+    # when the names' room is most of a small block.
     doc = billing_session(fillers=200)
     for source, summary, budget in (("startup", None, 250), ("compact", "We fix proration.", 250), ("startup", None, 400)):
         text, shown = restore_block(doc, R, source, summary=summary, budget_tokens=budget)
         assert "Working set:\n* …/proration.py — edited 6×" in text or "Working set:\n* billing/proration.py — edited 6×" in text, text
-        assert "f-pro" in shown and len(text) <= budget * 3
-        assert line_with(text, "Decisions in force:") < line_with(text, "Working set:") < line_with(text, "Also ")
+        assert "Open problems: `test_upgrade_mid_cycle` flaky" in text, text
+        assert {"f-pro", "e-open"} <= set(shown) and len(text) <= budget * 3
+        assert line_with(text, "Decisions in force:") < line_with(text, "Open problems:") < line_with(text, "Working set:") < line_with(text, "Also ")
 
 
 def test_an_option_a_decision_turned_away_is_never_listed_as_current() -> None:
