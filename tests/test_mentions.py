@@ -12,6 +12,7 @@ import jsonpatch
 from rolling_graph.model import new_document
 from rolling_graph.patch import validate_ops
 from rolling_graph.probe import offline_mentions as mentions
+from rolling_graph.probe import tool_output as out
 from rolling_graph.probe.offline import OfflineProbe, typed_text
 from rolling_graph.probe.transcript_tail import attach_names
 from rolling_graph.rank_hot import is_removed
@@ -149,3 +150,21 @@ def test_a_write_to_the_harness_own_files_adds_no_names() -> None:
     apply(doc, [tool("e3", "Write", f"Write /home/u/.claude/plans/x.md\n{plan}", [], new=plan,
                      mentions=["render_assistant_block_enriched", "TranscriptRenderer.render_message"])])
     assert not [n for n in doc["nodes"].values() if n["kind"] == "symbol"]
+
+
+def test_a_private_helper_is_a_name_where_the_code_defines_or_calls_it() -> None:
+    # Python's `_fill`: one word behind one underscore. Defined or called it is a helper the
+    # session works on; as an argument (Elixir's ignored `_params`) or a dunder it is not.
+    code = "def _fill(line, room):\n    return _pad(line, room)\n\ndef handle(_params, socket):\n    return __init__(socket)\n"
+    assert out.defined_names(code) == ["_fill", "handle"]
+    assert out.code_names(code) == ["_fill", "_pad"]  # each followed by its call parenthesis
+    assert not out.is_code_name("_fill") and out.is_private_helper("_fill") and not out.is_private_helper("__init__")
+    doc = new_document("s")
+    names = list(dict.fromkeys(out.defined_names(code) + out.code_names(code)))
+    apply(doc, [tool("e3", "Write", f"Write app/layout.py\n{code}", ["app/layout.py"], new=code, names=names, mentions=out.code_names(code))])
+    labels = {n["label"] for n in doc["nodes"].values() if n["kind"] == "symbol"}
+    assert {"_fill", "_pad"} <= labels and not {"_params", "__init__"} & labels
+    # A later edit that calls it touches it.
+    call = "rows = [_fill(r, 80) for r in rows]"
+    apply(doc, [tool("e7", "Edit", f"Edit app/view.py\n{call}", ["app/view.py"], new=call, old="rows = rows", mentions=out.code_names(call))])
+    assert facts(doc, "fill")["seq"] == 7 and facts(doc, "fill")["mentions"] == 2

@@ -98,7 +98,8 @@ def _files(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, d
         p.edge(state.get("topic"), "edits", fid, 0.6)
         state.setdefault("edited", []).append(fid)
         cap = NAMES_PER_WRITE if tool == "Write" or len(whole) > 20 else NAMES_PER_EDIT  # a large edit is a rewrite
-        for i, name in enumerate([n for n in names if out.is_code_name(n)][:cap]):
+        # A private helper (``_fill``) is among them only where the code defines or calls it.
+        for i, name in enumerate([n for n in names if out.is_code_name(n) or out.is_private_helper(n)][:cap]):
             sid = p.node(name, "technical", "symbol")
             p.by(sid, "tool", seq)
             if i < EDGES_PER_EDIT:  # the names the edit is about; the rest are only named

@@ -255,6 +255,7 @@ _NOISE = frozenset("__init__ __name__ __main__ __file__ __dict__ console.log mod
 
 
 _NAME_SHAPE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.:][A-Za-z_][A-Za-z0-9_]*)*")
+_PRIVATE_RE = re.compile(r"_[A-Za-z][A-Za-z0-9]{2,58}")
 
 
 def is_code_name(name: str) -> bool:
@@ -274,6 +275,14 @@ def is_code_name(name: str) -> bool:
     return "_" in core.strip("_") or "." in core or _CAMEL_STEP_RE.search(core) is not None
 
 
+def is_private_helper(name: str) -> bool:
+    """``_fill``, ``_render``: one word behind one underscore. Not a code name by its shape
+    alone (Elixir's ignored ``_params``, a throwaway ``_tmp``), but one when the code defines
+    or calls it (:func:`defined_names`, :func:`code_names`): a private helper, common in
+    Python and JavaScript, and a name the corpus README counts."""
+    return _PRIVATE_RE.fullmatch(name) is not None
+
+
 def code_names(text: str, limit: int = 50) -> list[str]:
     """Code names in ``text``, in order of first appearance (``@attr`` and ``name/2`` kept
     as written: they contain the name)."""
@@ -286,7 +295,8 @@ def code_names(text: str, limit: int = 50) -> list[str]:
 
 
 def _names(text: str) -> Iterator[str]:
-    """Code names as they occur, not counting the directories of a path
+    """Code names as they occur (a private helper where it is called: ``_fill(``), not
+    counting the directories of a path
     (``lib/spotter_web/live`` names no ``spotter_web``: the file's path carries it, and
     :mod:`.offline_mentions` touches it as the file's package)."""
     for m in _IDENT_RE.finditer(text):
@@ -294,7 +304,7 @@ def _names(text: str) -> Iterator[str]:
         if (start and text[start - 1] in "/\\") or text[end : end + 1] == "/":
             continue
         name = m.group(0).rstrip(".:")
-        if is_code_name(name):
+        if is_code_name(name) or (text[end : end + 1] == "(" and is_private_helper(name)):
             yield name
 
 
