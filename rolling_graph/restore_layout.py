@@ -131,6 +131,12 @@ class Section:
         return True
 
 
+def first_item(head: str, first: str, total: int, sep: str = " · ") -> str:
+    """``head`` + ``first`` + ``+N more`` for the other ``total - 1``: the shortest form of a
+    line the block must state (:meth:`Section.add_required`)."""
+    return head + first + (f"{sep}+{total - 1} more" if total > 1 else "")
+
+
 def join_items(head: str, items: list[str], room: int, sep: str = " · ") -> tuple[str, int]:
     """``head`` + as many ``items`` as fit in ``room`` (+ ``+N more`` if some did not).
     Returns the line (``""`` if not even one item fits) and how many items it holds."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .config import _Strategy
 from .rank_hot import count, facts_of
-from .restore_layout import Section, join_items, short_command, shown_path
+from .restore_layout import Section, first_item, join_items, short_command, shown_path
 from .restore_view import INTENT, RestoreView
 from .sanitize import esc, sentence_ends
 
@@ -152,8 +152,7 @@ def add_tasks(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]
         if line and sec.add(line):
             shown.extend(nid for _, nid in tasks[:taken])
             return
-    line = head + items[0] + (f" · +{len(items) - 1} more" if len(items) > 1 else "")
-    if sec.add_required(line, COUNT_RESERVE):
+    if sec.add_required(first_item(head, items[0], len(items)), COUNT_RESERVE):
         shown.append(tasks[0][1])
 
 
@@ -246,6 +245,7 @@ def add_working_set(g: RestoreView, sec: Section, s: RestoreSettings, shown: lis
     heading = "Working set:\n"  # goes in with the first line
     used_cmds: set[str] = set()
     misses = 0
+    first_bare = ""  # the first file's shortest line, for when none fits
     for f in files:
         path = shown_path(g.paths[f], s.path_chars)
         name = path.rpartition("/")[2]
@@ -259,8 +259,9 @@ def add_working_set(g: RestoreView, sec: Section, s: RestoreSettings, shown: lis
         # The fullest line that fits: with its test, without it, then with fewer names edited,
         # then the file by its name alone (``…/transcript_renderer_test.exs``).
         bare = shown_path(g.paths[f], len(name) + 2)
-        candidates = [line + test_part, base + test_part, line, base + (": " + esc(what, s.what_chars // 2) if what else ""), base,
-                      f"{heading}* {esc(bare, len(bare))}{ops}"]
+        bare_line = f"{heading}* {esc(bare, len(bare))}{ops}"
+        first_bare = first_bare or bare_line
+        candidates = [line + test_part, base + test_part, line, base + (": " + esc(what, s.what_chars // 2) if what else ""), base, bare_line]
         fitted = next((n for n, candidate in enumerate(candidates) if sec.add(candidate)), None)
         if fitted is None:  # a file with a shorter line may still fit
             misses += 1
@@ -273,11 +274,9 @@ def add_working_set(g: RestoreView, sec: Section, s: RestoreSettings, shown: lis
         if with_test:
             shown.append(tests[0])
             used_cmds.add(tests[0])
-    if heading and files:  # none fitted: the block still states the first, by its file name
-        bare = shown_path(g.paths[files[0]], len(g.paths[files[0]].rpartition("/")[2]) + 2)
-        if sec.add_required(f"{heading}* {esc(bare, len(bare))} — {_file_ops(g.nodes[files[0]])}", COUNT_RESERVE):
-            heading = ""
-            shown.append(files[0])
+    if heading and first_bare and sec.add_required(first_bare, COUNT_RESERVE):  # none fitted: the first, by its name
+        heading = ""
+        shown.append(files[0])
     for c in [c for c in commands if c not in used_cmds][: s.working_commands]:
         facts = facts_of(g.nodes[c])
         runs = count(facts, "runs")
@@ -302,6 +301,5 @@ def add_problems(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[s
         shown.extend(open_errors[:taken])
         return
     # None fitted: what is still broken is what the block must state, the latest shortened.
-    first = "Open problems: " + esc(g.label(open_errors[0]), MIN_PROBLEM_CHARS)
-    if sec.add_required(first + (f" · +{len(items) - 1} more" if len(items) > 1 else ""), COUNT_RESERVE):
+    if sec.add_required(first_item("Open problems: ", esc(g.label(open_errors[0]), MIN_PROBLEM_CHARS), len(items)), COUNT_RESERVE):
         shown.append(open_errors[0])
