@@ -38,6 +38,11 @@ CORPUS_CHAIN = (CORPUS / "spotter-8463c716.jsonl", CORPUS / "spotter-4d5611e5.js
 #: (``content_at_least_best``, by the content measure):
 #: the block recalls at least the best naive list's share (issue 13's bar), where it does.
 CORPUS_PINNED: dict[int, dict[str, Any]] = {
+    # Lowered on purpose at 800 (stop 27), raised at 400: a file name the new code quotes (a
+    # test's "lib/foo.ex") is a name of its own. The chain's blocks pack differently by one
+    # name each way: 0.709 @ 800 (content 0.737; was 0.715 and 0.743), 0.373 @ 400 (content
+    # 0.388; was 0.367 and 0.382). It was kept for the 34 points (0.838 -> 0.847 at 800,
+    # content) and for 8463c716's compaction, whose only name the block missed was foo.ex.
     # Raised (stop 26) at 800: a file in a new session's name list comes alone (the names
     # edited in it rank on their own): 0.715 (content 0.743); at 400 unchanged.
     # Before that, raised (stop 26): a command whose last run passed is not listed among the names
@@ -71,11 +76,11 @@ CORPUS_PINNED: dict[int, dict[str, Any]] = {
     # (content): names counted in tool-input values, not JSON keys (measured 0.67 and 0.34,
     # the lists 0.68 and 0.38: at 800 the block recalls 102 of 152 names, the list 103;
     # 0.66 and 0.32 before the file cost, 0.56 and 0.29 before the opening leg).
-    800: {"names": 158, "graph": 0.71, "frequent": 0.61, "recent": 0.41, "best": 0.61,
-          "content_names": 152, "content_graph": 0.74, "content_best": 0.68, "at_least_best": True,
+    800: {"names": 158, "graph": 0.70, "frequent": 0.61, "recent": 0.41, "best": 0.61,
+          "content_names": 152, "content_graph": 0.73, "content_best": 0.68, "at_least_best": True,
           "content_at_least_best": True,
           "request_shown": True, "open_shown": 1, "open_total": 1},
-    400: {"names": 158, "graph": 0.36, "frequent": 0.38, "recent": 0.21, "best": 0.38,
+    400: {"names": 158, "graph": 0.37, "frequent": 0.38, "recent": 0.21, "best": 0.38,
           "content_names": 152, "content_graph": 0.38, "content_best": 0.38, "at_least_best": False,
           "content_at_least_best": True,
           "request_shown": True, "open_shown": 1, "open_total": 1},

@@ -47,8 +47,11 @@ from rolling_graph.transcript import parse_transcript
 #: summary repeats, and that figure moved (sync: 0.77 → 0.76, 0.74 → 0.77, 0.48 → 0.39, 0.37 →
 #: 0.38) while both figures that matter rose.
 GRAPH_FLOORS: dict[tuple[str, int, str], tuple[float, float]] = {
-    # Measured 2026-11-26 (sync 0.84/0.67, 0.74/0.52, 0.65/0.50, 0.46/0.33; async
-    # 0.84/0.67, 0.75/0.52, 0.69/0.54, 0.49/0.37), less 0.02, rounded down.
+    # Measured 2026-11-26 (sync 0.86/0.71, 0.75/0.52, 0.67/0.54, 0.46/0.33; async
+    # 0.86/0.71, 0.75/0.52, 0.69/0.54, 0.49/0.37), less 0.02, rounded down.
+    # Stop 27: a file name the new code quotes (a test's "lib/foo.ex") is a name of its
+    # own; 8463c716 @ 800 rose in both modes (0.84/0.67 -> 0.86/0.71: by the content
+    # measure the block now recalls every name, 1.00/1.00), sync @ 400 0.65/0.50 -> 0.67/0.54.
     # This stop (26): after a compaction the count line gives the total alone ("Not shown:
     # 288 more." was "… — 273 code names, 15 other."), the room of two names. At every
     # eighth event (bench/eval_points.py, content) next-40 0.825 -> 0.833 at 800 and
@@ -63,11 +66,11 @@ GRAPH_FLOORS: dict[tuple[str, int, str], tuple[float, float]] = {
     # 800 and 0.54 -> 0.62 at 400, content measure), not at the two compactions alone.
     # Before it: sync 0.80/0.67, 0.74/0.48, 0.61/0.54, 0.46/0.37;
     # async 0.78/0.62, 0.74/0.48, 0.65/0.54, 0.48/0.37.
-    ("8463c716", 800, "sync"): (0.82, 0.65),
+    ("8463c716", 800, "sync"): (0.84, 0.69),
     ("4d5611e5", 800, "sync"): (0.72, 0.50),
-    ("8463c716", 400, "sync"): (0.63, 0.48),
+    ("8463c716", 400, "sync"): (0.65, 0.52),
     ("4d5611e5", 400, "sync"): (0.44, 0.31),
-    ("8463c716", 800, "async"): (0.82, 0.65),
+    ("8463c716", 800, "async"): (0.84, 0.69),
     ("4d5611e5", 800, "async"): (0.73, 0.50),
     ("8463c716", 400, "async"): (0.67, 0.52),
     ("4d5611e5", 400, "async"): (0.47, 0.35),
@@ -80,6 +83,13 @@ AT_LEAST_BEST: dict[tuple[str, int, str], tuple[str, ...]] = {
     ("8463c716", 400, "sync"): ("next40", "dropped"),
     ("4d5611e5", 800, "async"): ("next40",),
     ("4d5611e5", 800, "sync"): ("next40",),
+}
+#: The same by the content measure (names in tool-input values, no JSON keys: what a memory
+#: may honestly carry). 4d5611e5 @ 400 is the cell still short (0.52/0.41 async against the
+#: most recent list's 0.60/0.55: the names written just before the compaction).
+CONTENT_AT_LEAST_BEST: dict[tuple[str, int, str], tuple[str, ...]] = {
+    **{("8463c716", budget, mode): ("next40", "dropped") for budget in (800, 400) for mode in ("sync", "async")},
+    **{("4d5611e5", 800, mode): ("next40", "dropped") for mode in ("sync", "async")},
 }
 
 #: The corpus README's "best list" row: (session, budget) -> (next-40, dropped, summary).
@@ -241,6 +251,9 @@ def test_graph_restore_block_stays_above_the_floors(session: str, budget: int, m
     best = compaction["budgets"][str(budget)]["methods"]["best"]
     for figure in AT_LEAST_BEST.get((session, budget, mode), ()):
         assert graph[figure] >= best[figure], f"{session} @ {budget} {mode}: {figure} {graph[figure]} < best list {best[figure]}"
+    content = compaction["budgets"][str(budget)]["content"]
+    for figure in CONTENT_AT_LEAST_BEST.get((session, budget, mode), ()):
+        assert content[f"graph-{mode}"][figure] >= content["best"][figure], f"{session} @ {budget} {mode}: content {figure}"
     # It also states what the session was asked and what is open, and 8463c716's plan in force.
     block = compaction["budgets"][str(budget)]["blocks"][f"graph-{mode}"]
     assert 'Request (user): "Work on bead spotter-' in block and re.search(r"Open tasks( \(\d+ done\))?: \[in_progress\] spotter-", block)

@@ -168,3 +168,22 @@ def test_a_private_helper_is_a_name_where_the_code_defines_or_calls_it() -> None
     call = "rows = [_fill(r, 80) for r in rows]"
     apply(doc, [tool("e7", "Edit", f"Edit app/view.py\n{call}", ["app/view.py"], new=call, old="rows = rows", mentions=out.code_names(call))])
     assert facts(doc, "fill")["seq"] == 7 and facts(doc, "fill")["mentions"] == 2
+
+
+def test_a_file_name_the_new_code_quotes_is_a_name_unless_a_project_file_has_it() -> None:
+    # A test's fixture path and a path it feeds the code are what the next edits use again.
+    code = ('test "relative path" do\n  assert to_relative_path("/home/u/project/lib/foo.ex", cwd) == "lib/foo.ex"\n'
+            '  load_fixture("fixtures/short.jsonl")\n  css = "assets/app.css"\n  r.json()\nend\n')
+    assert out.file_names(code) == ["foo.ex", "short.jsonl", "app.css"]  # quoted paths only: no `r.json`
+    doc = new_document("s")
+    apply(doc, [tool("e1", "Read", "Read test/fixtures/short.jsonl\n…", ["test/fixtures/short.jsonl"])])
+    batch: list[dict[str, Any]] = [tool("e2", "Edit", "Edit test/path_test.exs\n…", ["test/path_test.exs"])]
+    attach_names(batch, [("Edit", "/src/app/test/path_test.exs", [], ["to_relative_path", *out.file_names(code)])])  # type: ignore[arg-type]
+    apply(doc, batch)
+    labels = sorted(n["label"] for n in doc["nodes"].values())
+    assert "foo.ex" in labels and doc["nodes"]["foo-dot-ex"]["kind"] == "symbol"
+    short = [n["kind"] for n in doc["nodes"].values() if n["label"].endswith("short.jsonl")]
+    assert short == ["file"] and "app.css" not in labels  # the project file's node stays the only one
+    # Without the transcript, the head of the new code the hook kept says the same.
+    names, new = mentions.event_names(tool("e3", "Edit", "Edit test/x.exs\n…", ["test/x.exs"], new=code, old=""))  # type: ignore[arg-type]
+    assert "foo.ex" in names and "foo.ex" in new

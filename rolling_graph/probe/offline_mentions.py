@@ -8,6 +8,10 @@ those mentions a node's ``seq`` (last touch) and counts say when it was *added*,
 it was last *used*, and the restore block ranks a name the agent used a minute ago below
 one it read an hour ago.
 
+A file name the new code quotes (a test's ``"lib/foo.ex"``, a fixture it loads) is such a
+name too, unless it is a project file's (that file is touched by its path, where an event
+opens, runs or edits it) or a stylesheet's, a page's or a text file's.
+
 So, after the extractors, each event's names are matched against the graph's code names
 and files (a file by its name or its path) and every node an event names gets that event
 as its ``seq`` (when later) and one more ``mentions``. An edit or write also adds, under a
@@ -30,7 +34,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..filepaths import file_id
+from ..filepaths import file_id, looks_like_file
 from ..ids import name_id
 from . import tool_output as out
 from .offline_tools import NO_NAMES, whole_text
@@ -78,7 +82,7 @@ def event_names(event: PendingEvent, typed: Callable[[str], str] = str) -> tuple
                 listed = data.get("edits")
                 edits: list[Any] = listed if tool == "MultiEdit" and isinstance(listed, list) else [data]
                 new_code, old_code = ("\n".join(whole_text(str(e.get(k) or "")) for e in edits if isinstance(e, dict)) for k in ("new", "old"))
-                new = out.code_names(new_code, NAMES_PER_EVENT)
+                new = out.code_names(new_code, NAMES_PER_EVENT) + out.file_names(new_code)
                 gone = [n for n in out.code_names(old_code, NAMES_PER_EVENT) if n not in set(new)]
             return list(dict.fromkeys(new + gone))[:NAMES_PER_EVENT], set(new)
         if tool == "Grep":
@@ -116,6 +120,8 @@ def fold_mentions(p: Proposal, events: list[PendingEvent], typed: Callable[[str]
                 touched.add(file_id(path))
             touched.update(_package_dirs(p, path, create=edit and code))
         for name in names:
+            if looks_like_file(name) and (name.lower() in files or name.rpartition(".")[2].lower() in NO_NAMES):
+                continue  # a quoted project file, a page's or a stylesheet's: no name of its own
             nid = name_id(name)
             if not p.exists(nid) and name in new and cap > 0:
                 added = p.node(name, "technical", "symbol", activate=False)

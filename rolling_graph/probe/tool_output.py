@@ -308,6 +308,21 @@ def _names(text: str) -> Iterator[str]:
             yield name
 
 
+_PATH_TOKEN_RE = re.compile(r"[A-Za-z0-9_./-]+\.[A-Za-z0-9]+")
+
+
+def file_names(text: str, limit: int = 20) -> list[str]:
+    """File names a piece of code quotes (``"lib/foo.ex"`` → ``foo.ex``), in order."""
+    out: dict[str, None] = {}
+    for m in _PATH_TOKEN_RE.finditer(text):
+        token, before = m.group(0), text[m.start() - 1 : m.start()]
+        if before in "\"'`" and before and looks_like_file(token):
+            out.setdefault(token.rpartition("/")[2], None)
+            if len(out) >= limit:
+                break
+    return list(out)
+
+
 def frequent_names(text: str, limit: int = 10) -> list[str]:
     """The code names ``text`` uses most, most frequent first (ties: first seen)."""
     counts: dict[str, int] = {}

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..events import bounded
 from ..userfile import read_regular, regular_size
-from .tool_output import code_names, defined_names, frequent_names
+from .tool_output import code_names, defined_names, file_names, frequent_names
 
 if TYPE_CHECKING:
     from ..sidecar import SidecarStore
@@ -80,7 +80,7 @@ def _input_names(text: str) -> list[str]:
 def _input_mentions(tool: str, inp: dict[str, Any], text: str) -> list[str]:
     """Every code name an edit's whole input uses, in order: the new code's (``text``), then
     those only the code it replaces has (prefixed ``-``: touched, but gone from the code)."""
-    new = code_names(text, MENTIONS_PER_INPUT)
+    new = code_names(text, MENTIONS_PER_INPUT) + file_names(text)
     if tool not in _OLD_KEYS:
         return new
     seen = set(new)
