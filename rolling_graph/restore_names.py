@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from itertools import chain
 
-from .rank_hot import facts_of
+from .rank_hot import count, facts_of
 from .restore_layout import Block, short_command, short_names
 from .restore_sections import COUNT_RESERVE, RestoreSettings
 from .restore_view import NOT_NAMES, RestoreView
@@ -35,10 +35,12 @@ NAME_MISSES = 30
 #: at 400 tokens 0.603 -> 0.609 (content), no compaction or chain figure lower.
 NAME_OVERHEAD = 4
 #: At most this many names of one family (one lower-case word, ``_``, a second: ``toolu_all``,
-#: ``toolu_dbg``, ``is_map``) before every other name has had its place: a test's fixture
-#: ids, written together, each short and recent, had taken ten places at once. At every eighth event of ../shared/corpus
+#: ``toolu_dbg``, ``is_map``) used in at most :data:`FAMILY_USES` events each, before every
+#: other name has had its place: a test's fixture ids, written together, each short and
+#: recent, had taken ten places at once. A name used more often (``get_user``) is not held back. At every eighth event of ../shared/corpus
 #: (bench/eval_points.py), next-40 at 400 tokens 0.632 -> 0.637 (content), nothing lower.
 FAMILY_NAMES = 3
+FAMILY_USES = 2
 _FAMILY_RE = re.compile(r"([a-z]+)_[a-z0-9]+")
 _CATEGORY = {
     "file": "file", "symbol": "code name", "command": "command", "error": "error", "decision": "decision",
@@ -66,7 +68,7 @@ def _named(g: RestoreView, pool: list[str], files: dict[str, str], s: RestoreSet
         elif not g.is_rejected_name(g.label(nid)):
             label = short_command(g.label(nid), s.name_chars, compact=True) if g.kind[nid] == "command" else g.label(nid)
             family = _FAMILY_RE.fullmatch(label)
-            if family:
+            if family and count(facts_of(g.nodes[nid]), "mentions") <= FAMILY_USES:
                 families[family[1]] = seen = families.get(family[1], 0) + 1
                 if seen > FAMILY_NAMES:
                     later.append((nid, esc(label, s.name_chars)))

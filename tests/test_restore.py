@@ -254,9 +254,10 @@ def test_one_family_of_names_takes_at_most_three_places() -> None:
     for i, suffix in enumerate(["all", "dbg", "grp", "mix", "unk", "bash", "json"]):  # a test's fixture ids, written last
         node(doc, f"s-id-{suffix}", f"toolu_{suffix}", "symbol", seq=90, mentions=1 + (i == 6))
     node(doc, "s-rate", "proration_rate", "symbol", seq=40)
+    node(doc, "s-get", "toolu_get", "symbol", seq=85, mentions=6)  # one the session keeps using is no fixture id
     text, shown = restore_block(doc, R, "compact", budget_tokens=300)
     names = lines(text)[line_with(text, "Also")].removeprefix("Also touched: ").split(", ")
-    assert [n for n in names if n.startswith("toolu_")] == ["toolu_json", "toolu_all", "toolu_bash"]  # the best three by rank
+    assert [n for n in names if n.startswith("toolu_")] == ["toolu_json", "toolu_get", "toolu_all", "toolu_bash"]  # + the best three by rank
     assert "proration_rate" in names and "customer_factory" in names
     assert "s-id-dbg" not in shown and "Not shown: " in text  # the others are counted
     # With nothing else left to name, the rest of the family comes after all.
