@@ -9,7 +9,6 @@ second pass undone should the count line have grown past it.
 
 from __future__ import annotations
 
-import re
 from itertools import chain
 
 from .rank_hot import count, facts_of
@@ -41,7 +40,6 @@ NAME_OVERHEAD = 4
 #: (bench/eval_points.py), next-40 at 400 tokens 0.632 -> 0.637 (content), nothing lower.
 FAMILY_NAMES = 3
 FAMILY_USES = 2
-_FAMILY_RE = re.compile(r"([a-z]+)_[a-z0-9]+")
 _CATEGORY = {
     "file": "file", "symbol": "code name", "command": "command", "error": "error", "decision": "decision",
     "correction": "decision", "preference": "decision", "task": "task", "request": "request", "commit": "commit",
@@ -67,14 +65,24 @@ def _named(g: RestoreView, pool: list[str], files: dict[str, str], s: RestoreSet
                 yield None, esc(name, s.name_chars)
         elif not g.is_rejected_name(g.label(nid)):
             label = short_command(g.label(nid), s.name_chars, compact=True) if g.kind[nid] == "command" else g.label(nid)
-            family = _FAMILY_RE.fullmatch(label)
+            family = _family(label)
             if family and count(facts_of(g.nodes[nid]), "mentions") <= FAMILY_USES:
-                families[family[1]] = seen = families.get(family[1], 0) + 1
+                families[family] = seen = families.get(family, 0) + 1
                 if seen > FAMILY_NAMES:
                     later.append((nid, esc(label, s.name_chars)))
                     continue
             yield nid, esc(label, s.name_chars)
     yield from later
+
+
+def _family(name: str) -> str | None:
+    """``toolu_all`` → ``toolu``: the first word of a name that is one lower-case word, ``_``
+    and one more of lower-case letters and digits; else ``None`` (no ``re``: the hook
+    process does not import it)."""
+    head, sep, tail = name.partition("_")
+    if sep and head.isascii() and head.isalpha() and head.islower() and tail.isascii() and tail.isalnum() and tail == tail.lower():
+        return head
+    return None
 
 
 def shown_length(g: RestoreView, nid: str, files: dict[str, str], s: RestoreSettings) -> int:
