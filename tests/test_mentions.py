@@ -158,6 +158,8 @@ def test_a_private_helper_is_a_name_where_the_code_defines_or_calls_it() -> None
     code = "def _fill(line, room):\n    return _pad(line, room)\n\ndef handle(_params, socket):\n    return __init__(socket)\n"
     assert out.defined_names(code) == ["_fill", "handle"]
     assert out.code_names(code) == ["_fill", "_pad"]  # each followed by its call parenthesis
+    # A dunder the language calls (`__init__`) is no name the session works on.
+    assert out.defined_names("class Store:\n    def __init__(self):\n        pass\n    def take(self):\n        pass\n") == ["Store", "take"]
     assert not out.is_code_name("_fill") and out.is_private_helper("_fill") and not out.is_private_helper("__init__")
     doc = new_document("s")
     names = list(dict.fromkeys(out.defined_names(code) + out.code_names(code)))

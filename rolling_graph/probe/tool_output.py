@@ -336,7 +336,7 @@ def defined_names(text: str, limit: int = 8) -> list[str]:
     out: dict[str, None] = {}
     for m in _DEF_RE.finditer(text):
         name = m.group("name").rstrip(".")
-        if len(name) >= 3 and name.lower() not in ("self", "this", "init", "main", "test"):
+        if len(name) >= 3 and name.lower() not in ("self", "this", "init", "main", "test") and not (name.startswith("__") and name.endswith("__")):
             out.setdefault(name, None)
         if len(out) >= limit:
             break
