@@ -38,6 +38,11 @@ CORPUS_CHAIN = (CORPUS / "spotter-8463c716.jsonl", CORPUS / "spotter-4d5611e5.js
 #: (``content_at_least_best``, by the content measure):
 #: the block recalls at least the best naive list's share (issue 13's bar), where it does.
 CORPUS_PINNED: dict[int, dict[str, Any]] = {
+    # Raised (stop 27): the request line of a new session says "Last request (user):" (was
+    # "Last session's request (user):", 11 characters more; the tag already says the block
+    # comes from earlier sessions): 0.715 @ 800 (content 0.743) and 0.380 @ 400 (content
+    # 0.395), at 400 as many names as the most frequent list counting JSON keys (60 of 158),
+    # and two more counting content (60 of 152, the list 58). Issue 13's bar is met at both.
     # Lowered on purpose at 800 (stop 27), raised at 400: a file name the new code quotes (a
     # test's "lib/foo.ex") is a name of its own. The chain's blocks pack differently by one
     # name each way: 0.709 @ 800 (content 0.737; was 0.715 and 0.743), 0.373 @ 400 (content
@@ -76,12 +81,12 @@ CORPUS_PINNED: dict[int, dict[str, Any]] = {
     # (content): names counted in tool-input values, not JSON keys (measured 0.67 and 0.34,
     # the lists 0.68 and 0.38: at 800 the block recalls 102 of 152 names, the list 103;
     # 0.66 and 0.32 before the file cost, 0.56 and 0.29 before the opening leg).
-    800: {"names": 158, "graph": 0.70, "frequent": 0.61, "recent": 0.41, "best": 0.61,
-          "content_names": 152, "content_graph": 0.73, "content_best": 0.68, "at_least_best": True,
+    800: {"names": 158, "graph": 0.71, "frequent": 0.61, "recent": 0.41, "best": 0.61,
+          "content_names": 152, "content_graph": 0.74, "content_best": 0.68, "at_least_best": True,
           "content_at_least_best": True,
           "request_shown": True, "open_shown": 1, "open_total": 1},
     400: {"names": 158, "graph": 0.37, "frequent": 0.38, "recent": 0.21, "best": 0.38,
-          "content_names": 152, "content_graph": 0.38, "content_best": 0.38, "at_least_best": False,
+          "content_names": 152, "content_graph": 0.39, "content_best": 0.38, "at_least_best": True,
           "content_at_least_best": True,
           "request_shown": True, "open_shown": 1, "open_total": 1},
 }
@@ -145,8 +150,8 @@ def test_a_label_counts_as_shown_by_its_opening_and_open_only_when_marked_so() -
     assert not chain_eval.shown_as_open("ship it now please", block) and chain_eval.shown("ship it", block)
     # A request the block cut after its first whole sentence is stated; a shorter opening is not.
     asked = "Work on bead spotter-fum. Run bd show spotter-fum to see the issue details."
-    assert chain_eval.shown(asked, 'Last session\'s request (user): "Work on bead spotter-fum. …"')
-    assert not chain_eval.shown(asked, 'Last session\'s request (user): "Work on bead…"')
+    assert chain_eval.shown(asked, 'Last request (user): "Work on bead spotter-fum. …"')
+    assert not chain_eval.shown(asked, 'Last request (user): "Work on bead…"')
 
 
 @pytest.mark.db

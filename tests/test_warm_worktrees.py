@@ -181,7 +181,7 @@ def test_the_next_sessions_startup_block_says_what_the_last_one_left(
         nxt.settings.render = type(render)(**{**render.as_dict(), "budget_tokens": budget})
         block = nxt.start()
         assert len(block) <= budget * render.chars_per_token, block
-        assert "Last session's request (user): \"Invoice totals are rounded wrong" in block
+        assert "Last request (user): \"Invoice totals are rounded wrong" in block
         assert "[in_progress] Fix rounding in compute_total" in block
         assert "Use Decimal for money" in block.split("Decisions in force:")[1]
         assert "Open problems: FAILED tests/test_app.py::test_invoice_total" in block

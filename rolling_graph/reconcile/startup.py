@@ -4,7 +4,7 @@ what the last session was doing and what it left open, and the decisions in forc
 The resume snapshot (:func:`rolling_graph.reconcile.resume.build_snapshot`) puts these at
 its head, in this order, so the restore block's sections have them for a ``startup`` too:
 
-* **the last session's requests**, newest first (the block says "Last session's request");
+* **the last session's requests**, newest first (the block says "Last request");
 * **its tasks**: those still pending or in progress, then a few it completed (their status
   is the warm graph's folded view, :mod:`rolling_graph.reconcile.warm_facts`);
 * **its unresolved errors**;
