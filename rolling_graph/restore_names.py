@@ -36,8 +36,9 @@ NAME_OVERHEAD = 4
 #: At most this many names of one family (one lower-case word, ``_``, a second: ``toolu_all``,
 #: ``toolu_dbg``, ``is_map``) used in at most :data:`FAMILY_USES` events each, before every
 #: other name has had its place: a test's fixture ids, written together, each short and
-#: recent, had taken ten places at once. A name used more often (``get_user``) is not held back. At every eighth event of ../shared/corpus
-#: (bench/eval_points.py), next-40 at 400 tokens 0.632 -> 0.637 (content), nothing lower.
+#: recent, had taken ten places at once. A name used more often (``get_user``) is not held
+#: back. At every eighth event of ../shared/corpus (bench/eval_points.py), next-40 at 400
+#: tokens 0.632 -> 0.637 (content), nothing lower.
 FAMILY_NAMES = 3
 FAMILY_USES = 2
 _CATEGORY = {
@@ -52,8 +53,8 @@ Named = tuple[str | None, str]
 def _named(g: RestoreView, pool: list[str], files: dict[str, str], s: RestoreSettings) -> Iterator[Named]:
     """``(node id, name)`` in rank order, escaped; a file not in the working set brings the
     names edited in it right after its own (``None``: a name with no node of its own) unless
-    ``s.file_brings_names`` is off. A family's names past :data:`FAMILY_NAMES` come after
-    every other name."""
+    ``s.file_brings_names`` is off. A family's rarely used names past :data:`FAMILY_NAMES`
+    come after every other name."""
     families: dict[str, int] = {}
     later: list[Named] = []
     for nid in pool:

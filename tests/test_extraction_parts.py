@@ -16,6 +16,7 @@ from rolling_graph.gate import check
 from rolling_graph.model import new_document, new_gate_state
 from rolling_graph.patch import PatchRejected, validate_ops
 from rolling_graph.probe import tool_output as out
+from rolling_graph.probe.code_names import code_names, is_code_name, pattern_names
 from rolling_graph.probe.transcript_tail import attach_names, merge, read_assistant_text
 from rolling_graph.tool_data import tool_data
 
@@ -145,9 +146,9 @@ def test_a_long_command_keeps_the_node_id_it_always_had(isolated_home: Path) -> 
 
 def test_code_names_are_identifiers_not_phrases_or_files() -> None:
     text = "call `prorate_amount/3` then Billing.Proration.apply and @max_lines 5 from proration.py, skip user data"
-    assert out.code_names(text) == ["prorate_amount/3", "Billing.Proration.apply", "@max_lines"]
-    assert not out.is_code_name("Enum.take(@max") and not out.is_code_name("max_lines 5") and not out.is_code_name("proration.py")
-    assert out.pattern_names("TranscriptRenderer\\.render\\b|load_transcript") == ["TranscriptRenderer.render", "load_transcript"]
+    assert code_names(text) == ["prorate_amount/3", "Billing.Proration.apply", "@max_lines"]
+    assert not is_code_name("Enum.take(@max") and not is_code_name("max_lines 5") and not is_code_name("proration.py")
+    assert pattern_names("TranscriptRenderer\\.render\\b|load_transcript") == ["TranscriptRenderer.render", "load_transcript"]
 
 
 # -- facts through validation --------------------------------------------------------------------

@@ -12,7 +12,7 @@ import jsonpatch
 from rolling_graph.model import new_document
 from rolling_graph.patch import validate_ops
 from rolling_graph.probe import offline_mentions as mentions
-from rolling_graph.probe import tool_output as out
+from rolling_graph.probe.code_names import code_names, defined_names, file_names, is_code_name, is_private_helper
 from rolling_graph.probe.offline import OfflineProbe, typed_text
 from rolling_graph.probe.transcript_tail import attach_names
 from rolling_graph.rank_hot import is_removed
@@ -156,19 +156,19 @@ def test_a_private_helper_is_a_name_where_the_code_defines_or_calls_it() -> None
     # Python's `_fill`: one word behind one underscore. Defined or called it is a helper the
     # session works on; as an argument (Elixir's ignored `_params`) or a dunder it is not.
     code = "def _fill(line, room):\n    return _pad(line, room)\n\ndef handle(_params, socket):\n    return __init__(socket)\n"
-    assert out.defined_names(code) == ["_fill", "handle"]
-    assert out.code_names(code) == ["_fill", "_pad"]  # each followed by its call parenthesis
+    assert defined_names(code) == ["_fill", "handle"]
+    assert code_names(code) == ["_fill", "_pad"]  # each followed by its call parenthesis
     # A dunder the language calls (`__init__`) is no name the session works on.
-    assert out.defined_names("class Store:\n    def __init__(self):\n        pass\n    def take(self):\n        pass\n") == ["Store", "take"]
-    assert not out.is_code_name("_fill") and out.is_private_helper("_fill") and not out.is_private_helper("__init__")
+    assert defined_names("class Store:\n    def __init__(self):\n        pass\n    def take(self):\n        pass\n") == ["Store", "take"]
+    assert not is_code_name("_fill") and is_private_helper("_fill") and not is_private_helper("__init__")
     doc = new_document("s")
-    names = list(dict.fromkeys(out.defined_names(code) + out.code_names(code)))
-    apply(doc, [tool("e3", "Write", f"Write app/layout.py\n{code}", ["app/layout.py"], new=code, names=names, mentions=out.code_names(code))])
+    names = list(dict.fromkeys(defined_names(code) + code_names(code)))
+    apply(doc, [tool("e3", "Write", f"Write app/layout.py\n{code}", ["app/layout.py"], new=code, names=names, mentions=code_names(code))])
     labels = {n["label"] for n in doc["nodes"].values() if n["kind"] == "symbol"}
     assert {"_fill", "_pad"} <= labels and not {"_params", "__init__"} & labels
     # A later edit that calls it touches it.
     call = "rows = [_fill(r, 80) for r in rows]"
-    apply(doc, [tool("e7", "Edit", f"Edit app/view.py\n{call}", ["app/view.py"], new=call, old="rows = rows", mentions=out.code_names(call))])
+    apply(doc, [tool("e7", "Edit", f"Edit app/view.py\n{call}", ["app/view.py"], new=call, old="rows = rows", mentions=code_names(call))])
     assert facts(doc, "fill")["seq"] == 7 and facts(doc, "fill")["mentions"] == 2
 
 
@@ -176,11 +176,11 @@ def test_a_file_name_the_new_code_quotes_is_a_name_unless_a_project_file_has_it(
     # A test's fixture path and a path it feeds the code are what the next edits use again.
     code = ('test "relative path" do\n  assert to_relative_path("/home/u/project/lib/foo.ex", cwd) == "lib/foo.ex"\n'
             '  load_fixture("fixtures/short.jsonl")\n  css = "assets/app.css"\n  r.json()\nend\n')
-    assert out.file_names(code) == ["foo.ex", "short.jsonl", "app.css"]  # quoted paths only: no `r.json`
+    assert file_names(code) == ["foo.ex", "short.jsonl", "app.css"]  # quoted paths only: no `r.json`
     doc = new_document("s")
     apply(doc, [tool("e1", "Read", "Read test/fixtures/short.jsonl\n…", ["test/fixtures/short.jsonl"])])
     batch: list[dict[str, Any]] = [tool("e2", "Edit", "Edit test/path_test.exs\n…", ["test/path_test.exs"])]
-    attach_names(batch, [("Edit", "/src/app/test/path_test.exs", [], ["to_relative_path", *out.file_names(code)])])  # type: ignore[arg-type]
+    attach_names(batch, [("Edit", "/src/app/test/path_test.exs", [], ["to_relative_path", *file_names(code)])])  # type: ignore[arg-type]
     apply(doc, batch)
     labels = sorted(n["label"] for n in doc["nodes"].values())
     assert "foo.ex" in labels and doc["nodes"]["foo-dot-ex"]["kind"] == "symbol"

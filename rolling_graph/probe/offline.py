@@ -43,8 +43,8 @@ from . import offline_commands as commands
 from . import offline_mentions as mentions
 from . import offline_tasks as tasks
 from . import offline_tools as tools
-from . import tool_output as out
 from .base import ProbeResult
+from .code_names import code_names, is_code_name
 from .proposal import MAX_OPS, Proposal, event_seq
 
 if TYPE_CHECKING:
@@ -143,7 +143,7 @@ def _statements(p: Proposal, text: str, state: dict[str, Any], who: str, seq: in
         sdomain = classify_domain(sent)[0] or domain
         names = names_in(sent, caps=caps)
         if echo:
-            names = [(label, kind) for label, kind in names if kind == "symbol" and out.is_code_name(label)]
+            names = [(label, kind) for label, kind in names if kind == "symbol" and is_code_name(label)]
         mentioned = [
             nid for label, kind in names
             if (nid := p.node(label, "technical" if kind == "symbol" else sdomain, kind, activate=not echo))
@@ -247,9 +247,9 @@ def _assistant(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
             if fid:
                 p.node(p.label_of(fid), "technical", "file", nid=fid)
             continue
-        names += out.code_names(span, 2)
+        names += code_names(span, 2)
     prose = _PATHISH_RE.sub(" ", text)  # a path's directories are no names of their own
-    names += [label for label, kind in names_in(prose, caps=False) if kind == "symbol" and out.is_code_name(label)]
+    names += [label for label, kind in names_in(prose, caps=False) if kind == "symbol" and is_code_name(label)]
     for name in list(dict.fromkeys(names))[:NAMES_PER_TEXT]:
         p.by(p.node(name, "technical", "symbol"), "assistant", seq)
     for sent in [] if state.get("structural") else sentences(text):

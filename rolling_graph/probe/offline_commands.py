@@ -22,6 +22,7 @@ from ..ids import slugify
 from ..sanitize import cut_at_word
 from . import offline_tasks as tasks
 from . import tool_output as out
+from .code_names import frequent_names
 from .proposal import Proposal, event_seq
 
 if TYPE_CHECKING:
@@ -198,7 +199,7 @@ def fold_bash(p: Proposal, event: PendingEvent, state: dict[str, Any], seq: int 
             _tracker(p, event, state, part, seq)
     ran_tests = any(c[0] in ("test", "check") for _, c in known)
     if not any(c[0] in ("commit", "tracker") for _, c in known):  # a script's names, not a message's
-        for name in out.frequent_names(command, NAMES_PER_COMMAND):
+        for name in frequent_names(command, NAMES_PER_COMMAND):
             p.by(p.node(name, "technical", "symbol"), "tool", seq)
     if failed and not ran_tests and kinds and not out.is_adhoc(kinds[0][0]):
         # (a one-off look — head, grep, python -c — that fails is no problem of the work)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..filepaths import file_id, looks_like_file
 from ..ids import name_id
-from . import tool_output as out
+from .code_names import code_names, file_names, is_code_name, pattern_names
 from .offline_tools import NO_NAMES, whole_text
 from .proposal import Proposal, event_seq
 
@@ -82,22 +82,22 @@ def event_names(event: PendingEvent, typed: Callable[[str], str] = str) -> tuple
                 listed = data.get("edits")
                 edits: list[Any] = listed if tool == "MultiEdit" and isinstance(listed, list) else [data]
                 new_code, old_code = ("\n".join(whole_text(str(e.get(k) or "")) for e in edits if isinstance(e, dict)) for k in ("new", "old"))
-                new = out.code_names(new_code, NAMES_PER_EVENT) + out.file_names(new_code)
-                gone = [n for n in out.code_names(old_code, NAMES_PER_EVENT) if n not in set(new)]
+                new = code_names(new_code, NAMES_PER_EVENT) + file_names(new_code)
+                gone = [n for n in code_names(old_code, NAMES_PER_EVENT) if n not in set(new)]
             return list(dict.fromkeys(new + gone))[:NAMES_PER_EVENT], set(new)
         if tool == "Grep":
-            return out.pattern_names(str(data.get("pattern") or _input_line(text))), set()
+            return pattern_names(str(data.get("pattern") or _input_line(text))), set()
         if tool == "ExitPlanMode" and data.get("plan"):  # the plan the user approved names what comes next
-            return out.code_names(str(data["plan"]), NAMES_PER_EVENT), set()
+            return code_names(str(data["plan"]), NAMES_PER_EVENT), set()
         if tool == "Bash" and data.get("cmd"):
-            return out.code_names(str(data["cmd"]), NAMES_PER_EVENT), set()
+            return code_names(str(data["cmd"]), NAMES_PER_EVENT), set()
         if tool in ("Task", "Agent"):  # what the assistant asked a subagent to look at
-            return out.code_names(f"{data.get('desc') or ''}\n{data.get('prompt') or ''}", NAMES_PER_EVENT), set()
+            return code_names(f"{data.get('desc') or ''}\n{data.get('prompt') or ''}", NAMES_PER_EVENT), set()
         if tool in _LINE_TOOLS:  # ``$ mix test test/x_test.exs``, ``Glob lib/**/*.ex``
-            return out.code_names(_input_line(text), NAMES_PER_EVENT), set()
+            return code_names(_input_line(text), NAMES_PER_EVENT), set()
         return [], set()  # other tools' text is their input as JSON: keys are no names
     if kind == "UserPromptSubmit":
-        return out.code_names(typed(text), NAMES_PER_EVENT), set()
+        return code_names(typed(text), NAMES_PER_EVENT), set()
     return [], set()
 
 
@@ -145,7 +145,7 @@ def _package_dirs(p: Proposal, path: str, create: bool) -> list[str]:
     added when ``create`` (an edit or write of the project's code) and missing."""
     ids = []
     for part in path.split("/")[:-1]:
-        if not out.is_code_name(part):
+        if not is_code_name(part):
             continue
         nid = name_id(part)
         if create and not p.exists(nid):

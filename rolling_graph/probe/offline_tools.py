@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from ..filepaths import looks_like_file
 from . import offline_commands as commands
 from . import offline_tasks as tasks
-from . import tool_output as out
+from .code_names import code_names, defined_names, frequent_names, is_code_name, is_private_helper, pattern_names
 from .proposal import Proposal, event_seq
 
 if TYPE_CHECKING:
@@ -66,13 +66,13 @@ def edit_names(tool: str, data: dict[str, Any]) -> list[str]:
     for old, new in pairs:
         old, new = whole_text(old), whole_text(new)
         if tool == "Write":
-            names += out.defined_names(new, 10) + out.frequent_names(new, 10)
+            names += defined_names(new, 10) + frequent_names(new, 10)
             continue
         # What the edit defines or adds, and the definitions it changes inside; a name it
         # only removes is gone from the code and is no name to carry on.
-        names += out.defined_names(new, 4) + [d for d in out.defined_names(old, 4) if d in new]
-        names += [n for n in out.code_names(new) if n not in old]
-        names += out.code_names(new, 4)
+        names += defined_names(new, 4) + [d for d in defined_names(old, 4) if d in new]
+        names += [n for n in code_names(new) if n not in old]
+        names += code_names(new, 4)
     return list(dict.fromkeys(names))
 
 
@@ -99,7 +99,7 @@ def _files(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, d
         state.setdefault("edited", []).append(fid)
         cap = NAMES_PER_WRITE if tool == "Write" or len(whole) > 20 else NAMES_PER_EDIT  # a large edit is a rewrite
         # A private helper (``_fill``) is among them only where the code defines or calls it.
-        for i, name in enumerate([n for n in names if out.is_code_name(n) or out.is_private_helper(n)][:cap]):
+        for i, name in enumerate([n for n in names if is_code_name(n) or is_private_helper(n)][:cap]):
             sid = p.node(name, "technical", "symbol")
             p.by(sid, "tool", seq)
             if i < EDGES_PER_EDIT:  # the names the edit is about; the rest are only named
@@ -109,7 +109,7 @@ def _files(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, d
 def _search(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, data: dict[str, Any], seq: int | None) -> None:
     pattern = str(data.get("pattern") or "")
     if tool == "Grep" and data.get("hits") != 0:  # a search that finds nothing names nothing in the code
-        for name in out.pattern_names(pattern)[:3]:
+        for name in pattern_names(pattern)[:3]:
             p.by(p.node(name, "technical", "symbol"), "tool", seq)
     elif looks_like_file(pattern) and not any(c in pattern for c in "*?[{"):
         path = p.path(pattern, event.get("cwd"))

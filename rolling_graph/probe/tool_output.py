@@ -12,16 +12,15 @@ probe, never in the hook):
   ``2 failed of 58``, from pytest, mix, jest, vitest, cargo, go and common linters
 * :func:`error_line` — an error's first *meaningful* line: the exception, the failing test,
   never ``Error: Exit code 2``
-* :func:`code_names` / :func:`defined_names` — identifiers worth a node
+
+The identifiers in code and commands are :mod:`.code_names`'.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from ..events import ERROR_WORDS
-from ..filepaths import looks_like_file
 from ..ids import slugify
 
 # -- commands --------------------------------------------------------------------------------
@@ -242,115 +241,7 @@ def error_id(line: str) -> str:
     return "err-" + slugify("".join("#" if c.isdigit() else c for c in line)[:100])[:60]
 
 
-# -- code names ------------------------------------------------------------------------------
-_IDENT_RE = re.compile(r"@?[A-Za-z_][A-Za-z0-9_]*(?:[.:][A-Za-z_][A-Za-z0-9_]*)*[!?]?(?:/\d)?")
-_CAMEL_STEP_RE = re.compile(r"[a-z0-9][A-Z]")
-_DEF_RE = re.compile(
-    r"^\s*(?:export\s+)?(?:async\s+)?(?:pub(?:\([\w:]+\))?\s+)?(?:def|defp|defmacrop?|defmodule|defstruct|defprotocol|defimpl|defdelegate|fn|func|function|class|interface|struct|enum|trait|impl|type|module|record|object|const|let|var|val)\s+"
-    r"(?P<name>[A-Za-z_][\w.!?]*)",
-    re.MULTILINE,
-)
-#: Identifiers that look like code names but are the language's or the shell's own.
-_NOISE = frozenset("__init__ __name__ __main__ __file__ __dict__ console.log module.exports".split())
-
-
-_NAME_SHAPE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.:][A-Za-z_][A-Za-z0-9_]*)*")
-_PRIVATE_RE = re.compile(r"_[A-Za-z][A-Za-z0-9]{2,58}")
-
-
-def is_code_name(name: str) -> bool:
-    """The corpus README's code name: 4–60 characters with ``_``, ``.`` or a camel step;
-    one identifier (dotted, ``@attr``, ``name/2`` and ``name!`` allowed), nothing else."""
-    core = name.lstrip("@:").rstrip("!?")
-    if "/" in core:
-        core, _, arity = core.partition("/")
-        if not arity.isdigit():
-            return False
-    if not _NAME_SHAPE_RE.fullmatch(core) or not 4 <= len(core) <= 60 or core.lower() in _NOISE or core.isupper() and "_" not in core:
-        return False
-    if looks_like_file(core) or core.startswith(("http", "www.")) or core[0].isdigit():
-        return False
-    if "." in core and not all(seg and (seg[0].isalpha() or seg[0] == "_") for seg in core.split(".")):
-        return False
-    return "_" in core.strip("_") or "." in core or _CAMEL_STEP_RE.search(core) is not None
-
-
-def is_private_helper(name: str) -> bool:
-    """``_fill``, ``_render``: one word behind one underscore. Not a code name by its shape
-    alone (Elixir's ignored ``_params``, a throwaway ``_tmp``), but one when the code defines
-    or calls it (:func:`defined_names`, :func:`code_names`): a private helper, common in
-    Python and JavaScript, and a name the corpus README counts."""
-    return _PRIVATE_RE.fullmatch(name) is not None
-
-
-def code_names(text: str, limit: int = 50) -> list[str]:
-    """Code names in ``text``, in order of first appearance (``@attr`` and ``name/2`` kept
-    as written: they contain the name)."""
-    out: dict[str, None] = {}
-    for name in _names(text):
-        out.setdefault(name, None)
-        if len(out) >= limit:
-            break
-    return list(out)
-
-
-def _names(text: str) -> Iterator[str]:
-    """Code names as they occur (a private helper where it is called: ``_fill(``), not
-    counting the directories of a path
-    (``lib/spotter_web/live`` names no ``spotter_web``: the file's path carries it, and
-    :mod:`.offline_mentions` touches it as the file's package)."""
-    for m in _IDENT_RE.finditer(text):
-        start, end = m.start(), m.end()
-        if (start and text[start - 1] in "/\\") or text[end : end + 1] == "/":
-            continue
-        name = m.group(0).rstrip(".:")
-        if is_code_name(name) or (text[end : end + 1] == "(" and is_private_helper(name)):
-            yield name
-
-
-_PATH_TOKEN_RE = re.compile(r"[A-Za-z0-9_./-]+\.[A-Za-z0-9]+")
-
-
-def file_names(text: str, limit: int = 20) -> list[str]:
-    """File names a piece of code quotes (``"lib/foo.ex"`` → ``foo.ex``), in order."""
-    out: dict[str, None] = {}
-    for m in _PATH_TOKEN_RE.finditer(text):
-        token, before = m.group(0), text[m.start() - 1 : m.start()]
-        if before in "\"'`" and before and looks_like_file(token):
-            out.setdefault(token.rpartition("/")[2], None)
-            if len(out) >= limit:
-                break
-    return list(out)
-
-
-def frequent_names(text: str, limit: int = 10) -> list[str]:
-    """The code names ``text`` uses most, most frequent first (ties: first seen)."""
-    counts: dict[str, int] = {}
-    for name in _names(text):
-        counts[name] = counts.get(name, 0) + 1
-    return sorted(counts, key=lambda n: -counts[n])[:limit]
-
-
-def defined_names(text: str, limit: int = 8) -> list[str]:
-    """Names a piece of code defines: functions, classes, modules (any common language)."""
-    out: dict[str, None] = {}
-    for m in _DEF_RE.finditer(text):
-        name = m.group("name").rstrip(".")
-        if len(name) >= 3 and name.lower() not in ("self", "this", "init", "main", "test") and not (name.startswith("__") and name.endswith("__")):
-            out.setdefault(name, None)
-        if len(out) >= limit:
-            break
-    return list(out)
-
-
-def pattern_names(pattern: str) -> list[str]:
-    """The names a Grep pattern searches for: ``TranscriptRenderer\\.render\\b`` →
-    ``TranscriptRenderer.render``; alternations split; regex syntax dropped."""
-    text = pattern.replace("\\.", ".").replace("\\b", " ").replace("\\(", " ").replace("\\s", " ")
-    text = re.sub(r"\[[^\]]*\]|[\\^$*+?(){}|]", " ", text)
-    return [n for n in code_names(text, 6)]
-
-
+# -- commits and the tracker ------------------------------------------------------------------
 def quoted_message(command: str) -> str | None:
     """A ``git commit`` message's first line: ``-m "…"``, ``-m '…'`` or a heredoc."""
     m = re.search(r"<<-?\s*['\"]?(\w+)['\"]?\s*\n(.*?)\n\s*\1\b", command, re.DOTALL)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..events import bounded
 from ..userfile import read_regular, regular_size
-from .tool_output import code_names, defined_names, file_names, frequent_names
+from .code_names import code_names, defined_names, file_names, frequent_names
 
 if TYPE_CHECKING:
     from ..sidecar import SidecarStore
