@@ -242,7 +242,8 @@ def add_working_set(g: RestoreView, sec: Section, s: RestoreSettings, shown: lis
         # 0.33 -> 0.35; at 800 0.68 -> 0.70; every eighth event of the corpus: unchanged at
         # 400, 0.833 -> 0.836 at 800).
         changed = sorted((f for f in files if _changes(g.nodes[f])), key=lambda f: -_changes(g.nodes[f]))
-        read = [f for f in files if f not in set(changed)][: max(0, s.working_min_files - len(changed))]
+        was_changed = set(changed)
+        read = [f for f in files if f not in was_changed][: max(0, s.working_min_files - len(changed))]
         files = changed + read
     commands = [c for c in g.ranked(("command",)) if facts_of(g.nodes[c]).get("outcome") in ("pass", "fail")]
     heading = "Working set:\n"  # goes in with the first line

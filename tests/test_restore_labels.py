@@ -31,7 +31,7 @@ def _working_set(files: list[tuple[str, int, int]], cap: int) -> tuple[list[str]
     doc = new_document("s", project="/home/ada/shop", now=NOW)
     for n, (path, edits, seq) in enumerate(files):
         node(doc, f"f{n}", path, "file", path=path, edits=edits, seq=seq)
-    block, shown = Block(4000, ""), []
+    block, shown = Block(4000), []
     add_working_set(RestoreView(doc, RANK_PRESETS["coding"]), Section(block, cap, 0), PRESETS["lean"], shown)
     return block.lines, shown
 

@@ -83,7 +83,8 @@ def event_names(event: PendingEvent, typed: Callable[[str], str] = str) -> tuple
                 edits: list[Any] = listed if tool == "MultiEdit" and isinstance(listed, list) else [data]
                 new_code, old_code = ("\n".join(whole_text(str(e.get(k) or "")) for e in edits if isinstance(e, dict)) for k in ("new", "old"))
                 new = code_names(new_code, NAMES_PER_EVENT) + file_names(new_code)
-                gone = [n for n in code_names(old_code, NAMES_PER_EVENT) if n not in set(new)]
+                kept = set(new)
+                gone = [n for n in code_names(old_code, NAMES_PER_EVENT) if n not in kept]
             return list(dict.fromkeys(new + gone))[:NAMES_PER_EVENT], set(new)
         if tool == "Grep":
             return pattern_names(str(data.get("pattern") or _input_line(text))), set()
