@@ -4,12 +4,14 @@ as compact ranked names while the block has room, then the count of what is left
 The names fill in two passes. The count line's room is kept first with slack for what
 showing names can add to it (another kind moving into its top three); once the names are
 chosen its length is known, and names go on into what the slack did not need, the whole
-second pass undone should the count line have grown past it.
+second pass undone should the count line have grown past it. A last sweep looks further
+down the ranking for a name that holds names already listed (``line.result_line_index``
+holds ``result_line_index``) and takes their place when it fits there.
 """
 
 from __future__ import annotations
 
-from itertools import chain
+from itertools import chain, islice
 
 from .rank_hot import count, facts_of
 from .restore_layout import Block, short_command, short_names
@@ -41,6 +43,12 @@ NAME_OVERHEAD = 4
 #: tokens 0.632 -> 0.637 (content), nothing lower.
 FAMILY_NAMES = 3
 FAMILY_USES = 2
+#: How far down the ranking (names, from the first) the last sweep looks for a name that
+#: holds names the list already shows and fits in their place: ``@transcript_view_show_debug``
+#: for ``transcript_view`` and ``show_debug``. At every eighth event of ../shared/corpus
+#: (bench/eval_points.py), next-40 at 400 tokens 0.637 -> 0.642 (content), nothing lower;
+#: 150 names: 0.640.
+SWEEP_NAMES = 300
 _CATEGORY = {
     "file": "file", "symbol": "code name", "command": "command", "error": "error", "decision": "decision",
     "correction": "decision", "preference": "decision", "task": "task", "request": "request", "commit": "commit",
@@ -204,7 +212,8 @@ def _add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, show
         low = summary.lower()
         named = list(ordered)
         ordered = [p for p in named if _key(p[1]) not in low] + [p for p in named if _key(p[1]) in low]
-    offered = iter(ordered)
+    read: list[Named] = []  # the first SWEEP_NAMES names, for the sweep (read once)
+    offered = _kept(iter(ordered), read)
     line = _NameLine(head, block.seen)
     # Room for the count line: its length now, plus what showing names could add to it
     # (fewer of each kind never lengthens it; another kind moving into its top three can).
@@ -219,9 +228,43 @@ def _add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, show
             line, rest = first, first_rest
             shown.clear()
             shown.update(first_shown)
+    for _ in islice(offered, max(0, SWEEP_NAMES - len(read))):  # the rest of those the sweep looks at
+        pass
+    first, first_shown = line.copy(), set(shown)
+    if _sweep(line, read, block.room(len(rest) + 1), shown):
+        swept = rest_line(g, shown, s.count_kinds)
+        if line.length() > block.room(len(swept) + 1):  # (fewer to count never lengthens it; kinds can)
+            line = first
+            shown.clear()
+            shown.update(first_shown)
+        else:
+            rest = swept
     if line.names:
         block.add(head + ", ".join(line.names))
     return rest
+
+
+def _kept(named: Iterator[Named], read: list[Named]) -> Iterator[Named]:
+    """``named``, the first :data:`SWEEP_NAMES` of them also kept in ``read``."""
+    for item in named:
+        if len(read) < SWEEP_NAMES:
+            read.append(item)
+        yield item
+
+
+def _sweep(line: _NameLine, named: Iterable[Named], room: int, shown: set[str]) -> bool:
+    """A name that holds names ``line`` shows takes their place where it fits within ``room``
+    (:meth:`_NameLine.add` drops the names it holds: they are still said). True if one did."""
+    added = False
+    for nid, name in named:
+        key = _key(name)
+        if line.says(key) or not any(len(k) >= MIN_SEEN_NAME and k in key for k in line.keys):
+            continue
+        if line.add(name, key, room):
+            added = True
+            if nid:
+                shown.add(nid)
+    return added
 
 
 def rest_line(g: RestoreView, shown: set[str], kinds: int = 3) -> str:

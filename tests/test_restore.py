@@ -254,6 +254,20 @@ def test_a_name_a_longer_one_holds_is_said_once_whichever_comes_first() -> None:
     assert {"s-short", "s-long", "s-other"} <= set(shown)
 
 
+def test_a_name_further_down_that_holds_listed_names_takes_their_place_when_it_fits() -> None:
+    doc = billing_session(fillers=400)
+    node(doc, "s-view", "transcript_view", "symbol", seq=95, mentions=4)  # both listed early
+    node(doc, "s-debug", "show_debug", "symbol", seq=94, mentions=4)
+    node(doc, "s-both", "@transcript_view_show_debug", "symbol", seq=39, mentions=1)  # ranked past where the list ends
+    text, shown = restore_block(doc, R, "compact", summary="We fix proration.", budget_tokens=400)
+    names = lines(text)[line_with(text, "Also")].removeprefix("Also touched: ").split(", ")
+    assert "@transcript_view_show_debug" in names
+    assert "transcript_view" not in names and "show_debug" not in names  # it says them: no need to repeat them
+    assert {"s-view", "s-debug", "s-both"} <= set(shown)
+    assert len(text) <= 1200
+    assert lines(text)[-2].startswith(f"Not shown: {sum(1 for n in RestoreView(doc, RANK_PRESETS['compact']).kind if n not in shown)} more")
+
+
 def test_one_family_of_names_takes_at_most_three_places() -> None:
     doc = billing_session(fillers=60)
     for i, suffix in enumerate(["all", "dbg", "grp", "mix", "unk", "bash", "json"]):  # a test's fixture ids, written last
