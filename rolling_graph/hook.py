@@ -51,7 +51,6 @@ MAX_INPUT = 16 * 1024 * 1024
 #: Deepest nesting of lists and objects in an input we read (Claude Code's are a few levels).
 MAX_DEPTH = 200
 MAX_OUTPUT = 10_000
-_TRANSCRIPT_TAIL = 512 * 1024
 
 USAGE = """usage: rgraph-hook EVENT < hook-input.json
 
@@ -165,36 +164,15 @@ def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event_n
     return _output(event_name, text, notice)
 
 
-def compact_summary(transcript_path: object) -> str | None:
-    """The text of the latest compaction summary in the transcript, if it is there yet."""
-    if not isinstance(transcript_path, str) or not transcript_path:
-        return None
-    from .userfile import read_tail
-
-    tail = read_tail(transcript_path, _TRANSCRIPT_TAIL)  # a regular file's last bytes only (never /dev/zero, a FIFO)
-    if tail is None:
-        return None
-    for raw in reversed(tail.splitlines()):
-        if b"isCompactSummary" not in raw:
-            continue
-        try:
-            line = jsonio.loads(raw)
-        except (ValueError, UnicodeDecodeError):
-            continue
-        if not isinstance(line, dict) or not line.get("isCompactSummary"):
-            continue
-        content = (line.get("message") or {}).get("content")
-        if isinstance(content, str):
-            return content
-        if isinstance(content, list):
-            return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
-    return None
-
-
 def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload: dict[str, Any]) -> HookOutput | None:
     now = settings.clock.now()
     source = payload["source"] if isinstance(payload.get("source"), str) else "startup"
-    summary = compact_summary(payload.get("transcript_path")) if source == "compact" else None
+    if source == "compact":
+        from .compact_summary import latest_summary
+
+        summary = latest_summary(payload.get("transcript_path"))
+    else:
+        summary = None
     sync = settings.probe.mode == "sync"
     if summary and sync:  # the probe runs first, so the block below already holds what it found
         _ensure_session(store, sid, payload)

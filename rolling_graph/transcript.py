@@ -47,6 +47,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .compact_summary import summary_text
+
 #: CLI event names (``rgraph-hook EVENT``) by hook event name.
 CLI_EVENT: dict[str, str] = {
     "SessionStart": "session-start",
@@ -225,7 +227,7 @@ def parse_transcript(
     for line_no, obj in iter_json_lines(path, stats):
         last_line = line_no
         if compacting is not None:  # SessionStart(compact) fires once the summary is written
-            summary = _compact_summary(obj)
+            summary = summary_text(obj)
             yield em.make("SessionStart", {"source": "compact"}, compacting[0], compacting[1],
                           line_no if summary is not None else line_no - 1, summary)
             compacting = None
@@ -312,17 +314,6 @@ def parse_transcript(
     if started:
         yield from close_turn(last_line, last_line)
         yield em.make("SessionEnd", {"reason": end_reason}, last_ts, last_line, last_line)
-
-
-def _compact_summary(obj: dict[str, Any]) -> str | None:
-    """The summary text of an ``isCompactSummary`` line, else ``None``."""
-    if obj.get("isCompactSummary") is not True:
-        return None
-    message = obj.get("message")
-    content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return content
-    return prompt_marker(content)
 
 
 def parse_transcripts(paths: Iterable[str | os.PathLike[str]], stats: ParseStats | None = None) -> Iterator[HookEvent]:

@@ -104,7 +104,7 @@ def test_the_real_session_start_hook_reads_the_summary_of_this_compaction_only(t
               json.dumps(line("user", "03:00", isCompactSummary=True, message={"role": "user", "content": "LATER-SUMMARY"})) + "\n"]
     path = tmp_path / "two.jsonl"
     path.write_text("".join(base + second), encoding="utf-8")
-    from rolling_graph.hook import compact_summary
+    from rolling_graph.compact_summary import latest_summary
 
     found = []
     for event in parse_transcript(path):
@@ -116,8 +116,8 @@ def test_the_real_session_start_hook_reads_the_summary_of_this_compaction_only(t
     first = next(e for e in parse_transcript(path) if e.payload.get("source") == "compact")
     honest = tmp_path / "honest.jsonl"
     honest.write_text("".join(base[: first.written]), encoding="utf-8")
-    assert compact_summary(str(honest)) == "SUMMARY-TEXT: fixing invoice totals"
-    assert compact_summary(str(path)) == "LATER-SUMMARY"  # what the whole recording would have said
+    assert latest_summary(str(honest)) == "SUMMARY-TEXT: fixing invoice totals"
+    assert latest_summary(str(path)) == "LATER-SUMMARY"  # what the whole recording would have said
 
 
 def test_project_option_is_every_events_cwd_and_rebases_recorded_paths(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

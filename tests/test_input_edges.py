@@ -12,7 +12,10 @@ Issue 17, item 5. Each case was found by an adversarial pass over the real hook 
 * a garbage line in the middle of the journal, with the graph deleted, made the session
   unrecoverable (``rgraph show`` failed); the valid entries are rebuilt and the loss is said;
 * writes killed between their temp file and its rename left ``*.tmp.<pid>`` files forever;
-  they are removed when a session starts and by ``rgraph recover``.
+  they are removed when a session starts and by ``rgraph recover``;
+* a compaction summary line of the wrong shape (``message`` a string, a text block whose
+  text is a number) raised in ``SessionStart(compact)``: the restore block was lost, a
+  traceback logged. It is a summary with no text; the block is injected.
 """
 
 from __future__ import annotations
@@ -220,3 +223,35 @@ def test_rgraph_recover_removes_every_stale_temp_file(isolated_home: Path, monke
     assert sorted(report.cleaned) == sorted(p.name for p in left)
     assert not any(p.exists() for p in left)
     assert report.database_down  # (the cleaning does not need the database)
+
+
+# --- a compaction summary of the wrong shape ----------------------------------------------------
+
+
+@pytest.mark.parametrize("summary", [
+    {"message": "This session continues…"},
+    {"message": {"role": "user", "content": [{"type": "text", "text": 5}, "text"]}},
+    {"message": {"role": "user", "content": 7}},
+])
+def test_a_summary_line_of_the_wrong_shape_never_costs_the_restore_block(summary: dict, isolated_home: Path, tmp_path: Path) -> None:
+    from rolling_graph.compact_summary import latest_summary
+
+    session_with_decisions("sum")
+    transcript = tmp_path / "sum.jsonl"
+    earlier = {"type": "user", "isCompactSummary": True, "message": {"role": "user", "content": "An earlier compaction's summary."}}
+    transcript.write_text(json.dumps(earlier) + "\n" + json.dumps({"type": "user", "isCompactSummary": True, **summary}) + "\n")
+    assert latest_summary(str(transcript)) == ""  # this compaction's summary, which says nothing: not the earlier one
+    proc = run_hook("session-start", {"session_id": "sum", "cwd": "/home/dev/app", "source": "compact", "transcript_path": str(transcript)})
+    assert proc.returncode == 0 and proc.stderr == b""
+    context = json.loads(proc.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Kafka" in context and "Render" in context
+    assert hook_log(isolated_home) == ""
+
+
+def test_a_summary_of_text_blocks_is_their_text_joined() -> None:
+    from rolling_graph.compact_summary import summary_text
+
+    line = {"isCompactSummary": True, "message": {"content": [{"type": "text", "text": "One."}, {"type": "image"}, {"type": "text", "text": "Two."}]}}
+    assert summary_text(line) == "One.\nTwo."
+    assert summary_text({"isCompactSummary": "yes", "message": {"content": "x"}}) is None  # only ``true`` marks a summary
+    assert summary_text(["isCompactSummary"]) is None
