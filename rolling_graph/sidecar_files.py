@@ -10,10 +10,7 @@ Files, in ``$ROLLING_GRAPH_HOME/sessions/``:
   graph whenever it is written, so most hook events need not parse the graph at all.
 * ``<sid>.tool-index.json`` — the part of the index a tool result reads (node ids, the
   decisions tied to files): written with it, a quarter of it to parse on a big graph.
-* ``<sid>.graph.cache``   — a read cache of the graph file in :mod:`marshal` format, which
-  this interpreter loads in about half the time of the JSON (a 2,000-node graph: ~9 ms
-  against ~19 ms). Derived, never fsynced, used only when it names the exact graph file
-  on disk (inode, size, mtime) and was written by the same Python; else ignored.
+* ``<sid>.graph.cache``   — a read cache of the graph file (:mod:`rolling_graph.graph_cache`).
 * ``<sid>.branches.cache`` — every node and its adjacency as records of their own, for a
   prompt that names a topic (:mod:`rolling_graph.branches`): derived like the graph cache,
   written by the processes that are not a hook (:data:`WRITE_BRANCHES`).
@@ -42,7 +39,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
     from pathlib import Path
-    from typing import Any
 
     from .branches import Branches
     from .config import DecaySettings, Settings
@@ -68,53 +64,6 @@ def dumps(doc: object) -> bytes:
     # (orjson parses faster, but importing it pulls in dataclasses, platform and more:
     # ~17 ms, more than it saves in a process that lives for one event.)
     return jsonio.dumps(doc).encode("utf-8", "backslashreplace")  # a lone surrogate stays its JSON escape
-
-
-#: The cache holds the graph as loaded (normalised): a cache from before normalisation
-#: carries another tag and is ignored.
-_CACHE_TAG = "rolling-graph-graph-cache-2"
-
-
-def _signature(st: os.stat_result) -> tuple[int, int, int]:
-    return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def _cache_key() -> tuple[str, int, int, int]:
-    import marshal
-    import sys
-
-    return (_CACHE_TAG, marshal.version, *sys.version_info[:2])
-
-
-def _read_cache(path: str, graph_stat: os.stat_result) -> GraphDoc | None:
-    """The cached graph if it was made from exactly this graph file by this Python."""
-    import marshal
-
-    try:
-        with open(path, "rb") as fh:
-            key, signature, graph = marshal.loads(fh.read())
-    except (OSError, EOFError, ValueError, TypeError):
-        return None
-    cached: GraphDoc = graph  # written by _write_graph from a normalised document
-    if key != _cache_key() or signature != _signature(graph_stat) or not isinstance(graph, dict):
-        return None
-    return cached
-
-
-def shared_values(value: Any, memo: dict[str, str] | None = None) -> Any:
-    """``value`` (JSON-shaped) with equal strings as one object. :mod:`marshal`
-    writes an object it has seen as a reference to it, so the cache of a graph whose nodes
-    share kinds, domains and timestamps is a third smaller and loads a third faster (a
-    2,000-node graph: ~5 ms -> ~3.5 ms, which a prompt naming a node waits for)."""
-    if memo is None:
-        memo = {}
-    if isinstance(value, dict):
-        return {shared_values(k, memo): shared_values(v, memo) for k, v in value.items()}
-    if isinstance(value, list):
-        return [shared_values(v, memo) for v in value]
-    if isinstance(value, str):
-        return memo.setdefault(value, value)
-    return value
 
 
 def no_index() -> HookIndex:
@@ -223,7 +172,9 @@ class SessionFiles:
             st = os.stat(gpath)
         except FileNotFoundError:
             return None
-        cached = _read_cache(self._path(sid, "graph.cache"), st)
+        from . import graph_cache
+
+        cached = graph_cache.read(self._path(sid, "graph.cache"), st)
         if cached is not None:
             return cached
         raw = read_json(gpath)
@@ -239,14 +190,13 @@ class SessionFiles:
 
     def _write_graph(self, sid: str, graph: GraphDoc) -> None:
         """Graph file (durable), then its read cache and the hook index (derived)."""
-        import marshal
+        from . import graph_cache
 
         gpath = self._path(sid, "graph.json")
         write_atomic(gpath, dumps(graph))
         try:
-            signature = _signature(os.stat(gpath))
-            blob = marshal.dumps((_cache_key(), signature, shared_values(graph)))
-            write_atomic(self._path(sid, "graph.cache"), blob, durable=False)
+            signature = graph_cache.signature(os.stat(gpath))
+            write_atomic(self._path(sid, "graph.cache"), graph_cache.blob(graph, signature), durable=False)
             if WRITE_BRANCHES:
                 from . import branches
 
@@ -262,9 +212,9 @@ class SessionFiles:
             st = os.stat(self._path(sid, "graph.json"))
         except OSError:
             return None
-        from . import branches
+        from . import branches, graph_cache
 
-        return branches.read(self._path(sid, "branches.cache"), _signature(st), journal_mod.journal_size(self._path(sid, "journal.jsonl")))
+        return branches.read(self._path(sid, "branches.cache"), graph_cache.signature(st), journal_mod.journal_size(self._path(sid, "journal.jsonl")))
 
     def _write_index(self, sid: str, graph: GraphDoc) -> HookIndex:
         """The hook index and the tool index, from ``graph`` (derived: no fsync)."""

@@ -228,11 +228,11 @@ _EVERY_EVENT = {"rolling_graph", "hook", "config", "errors", "clock", "ids", "mo
 _GATED = {"events", "gate", "index", "ledger", "filepaths"}  # an event turned into a pending event, and judged
 _RENDERED = {"adjacency", "render", "sanitize", "lazyre", "focus", "decay", "weights", "index", "ledger"}
 HOOK_MODULES: dict[str, set[str]] = {
-    "session-start": _EVERY_EVENT | _RENDERED | _GATED | {"project", "snapshot", "restore", "restore_layout",
+    "session-start": _EVERY_EVENT | _RENDERED | _GATED | {"project", "snapshot", "graph_cache", "restore", "restore_layout",
                                                               "restore_sections", "restore_names", "restore_view", "rank_hot", "userfile",
                                                               # a compaction's summary, read, then redacted before it is queued
                                                               "compact_summary", "redact_cues", "redact_rules", "redact_private"},
-    "user-prompt-submit": _EVERY_EVENT | _GATED | _RENDERED | {"project", "snapshot", "entities", "redact", "redact_private", "branches",
+    "user-prompt-submit": _EVERY_EVENT | _GATED | _RENDERED | {"project", "snapshot", "graph_cache", "entities", "redact", "redact_private", "branches",
                                                                "redact_rules", "redact_cues", "userfile"},
     "post-tool-use": _EVERY_EVENT | _GATED | _RENDERED | {"tool_data", "redact_private", "redact_cues", "redact_rules"},
     "stop": _EVERY_EVENT,
