@@ -48,7 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from .replay import ReplayOptions, replay
-from .transcript import HookEvent, parse_transcripts
+from .transcript import HookEvent, ParseStats, parse_transcripts
 
 CHARS_PER_TOKEN = 3
 BUDGETS = (800, 400)
@@ -328,6 +328,20 @@ def _session_report(path: Path, events: Sequence[HookEvent], compactions: Sequen
     }
 
 
+def skipped_lines(stats: ParseStats, any_event: bool) -> str | None:
+    """What the parser could not read, said plainly (``None``: nothing): ``not a Claude Code
+    transcript: 3 lines, 2 not JSON, …`` when no hook event came of the file, else ``2 of 90
+    lines skipped: …``."""
+    parts = [f"{n} {what}" for n, what in ((stats.bad_json, "not JSON"), (stats.not_object, "not a JSON object"),
+                                         (stats.unknown_type, "of an unknown type")) if n]
+    lines = f"{stats.lines} line{'s' if stats.lines != 1 else ''}"
+    if not any_event:
+        return "not a Claude Code transcript: " + ", ".join([lines, *parts]) if parts else f"not a Claude Code transcript: {lines}"
+    if not parts:
+        return None
+    return f"{stats.bad_json + stats.not_object + stats.unknown_type} of {lines} skipped: " + ", ".join(parts)
+
+
 def run_corpus_eval(paths: Sequence[Path], budgets: Sequence[int] = BUDGETS, modes: Sequence[str] = MODES,
                     project: str | None = None, home: Path | None = None, workers: int = 1) -> dict[str, Any]:
     """Replay each transcript (one session each, in throw-away state directories) honestly
@@ -348,15 +362,16 @@ def _evaluate_all(paths: Sequence[Path], budgets: Sequence[int], modes: Sequence
     parsed = []
     jobs: list[_Replay] = []
     for n, path in enumerate(Path(p) for p in paths):
-        events = list(parse_transcripts([path]))
+        stats = ParseStats()
+        events = list(parse_transcripts([path], stats))
         compactions = compaction_targets(events)
-        parsed.append((path, events, compactions))
+        parsed.append((path, events, compactions, stats))
         indices = tuple(c.index for c in compactions)
         jobs += [_Replay(str(path), m, b, project, str(base / f"{n}-{path.stem}-{m}-{b}"), indices) for m in modes for b in budgets]
     results = iter(_run_all(jobs, workers))
     sessions = []
-    for path, events, compactions in parsed:
+    for path, events, compactions, stats in parsed:
         runs = {(m, b): next(results) for m in modes for b in budgets}
-        sessions.append(_session_report(path, events, compactions, budgets, modes, runs))
+        sessions.append({**_session_report(path, events, compactions, budgets, modes, runs), "skipped": skipped_lines(stats, bool(events))})
     return {"budgets": list(budgets), "modes": list(modes), "next_events": NEXT_EVENTS, "chars_per_token": CHARS_PER_TOKEN,
             "sessions": sessions, "elapsed_s": round(time.perf_counter() - started, 2), "home": str(base) if keep else None}

@@ -212,6 +212,15 @@ def test_eval_command_measures_transcripts_and_shows_blocks(tmp_path: Path) -> N
     assert "next-40 names only the most " in " ".join(shown.output.split())
     bad = CliRunner().invoke(app, ["eval", "--transcripts", str(tmp_path / "missing.jsonl")])
     assert bad.exit_code == 1
+    notes = tmp_path / "notes.jsonl"  # the wrong file: says so, rather than only "no compaction"
+    notes.write_text('{"title": "not a transcript"\n[1, 2]\n{"type": "note", "text": "hi"}\n')
+    partly = tmp_path / "partly.jsonl"
+    partly.write_text(path.read_text() + "{oops\n")
+    for wrong, said in ((notes, "notes: not a Claude Code transcript: 3 lines, 1 not JSON, 1 not a JSON object, 1 of an unknown type"),
+                        (partly, f"s-1: 1 of {len(path.read_text().splitlines()) + 1} lines skipped: 1 not JSON")):  # (its session id)
+        out = CliRunner().invoke(app, ["eval", "--transcripts", str(wrong), "--mode", "sync", "--budget", "400", "--jobs", "1"])
+        assert out.exit_code == 0, out.output
+        assert said in " ".join(out.output.split())
 
 
 # ---------------------------------------------------------------- the dev set

@@ -68,6 +68,8 @@ def render_corpus_report(report: dict[str, Any], console: Console, show_blocks: 
     times = "; ".join(f"{_short(s)} " + ", ".join(f"{k} {v:.1f} s" for k, v in s["replay_s"].items()) for s in report["sessions"])
     console.print(f"[dim]replays: {times}; total {report['elapsed_s']:.1f} s[/dim]")
     for session in report["sessions"]:
+        if session.get("skipped"):
+            console.print(f"[yellow]{_short(session)}: {session['skipped']}[/yellow]", highlight=False)
         for err in session["errors"]:
             console.print(f"[red]{_short(session)}: {err}[/red]")
     if show_blocks:
