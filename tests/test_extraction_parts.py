@@ -246,6 +246,23 @@ def test_assistant_text_is_merged_in_time_order_and_edit_names_reach_their_event
     assert batch[0]["data"]["names"][:2] == ["prorate_amount", "apply_plan_change"]
 
 
+def test_a_tool_call_of_the_wrong_shape_in_the_transcript_is_skipped_not_fatal(tmp_path: Path) -> None:
+    # A tool name that is an object was looked up in a dict and raised (TypeError: unhashable),
+    # so the probe lost the whole batch; a MultiEdit edit whose new code is not text gave
+    # its repr's words as names.
+    path = tmp_path / "t.jsonl"
+    path.write_text(_line("2026-11-25T21:00:01.000Z", "Before.", tool=({"name": "Edit"}, {"file_path": "/r/a.py"}))  # type: ignore[arg-type]
+                    + _line("2026-11-25T21:00:02.000Z", tool=("MultiEdit", {"file_path": "/r/b.py", "edits": [
+                        {"new_string": {"odd_key": "odd_value"}}, {"new_string": "def kept_name(): pass"}]}))
+                    + _line("2026-11-25T21:00:03.000Z", "After."))
+    edits: list = []
+    texts, _ = read_assistant_text(str(path), 0, "2026-11-25T21:00:04Z", edits=edits)
+    assert [t for _, t in texts] == ["Before.", "After."]
+    [(tool, file, names, mentions)] = edits
+    assert (tool, file) == ("MultiEdit", "/r/b.py") and "kept_name" in names
+    assert not any("odd" in n for n in names + mentions)
+
+
 def test_one_build_script_is_one_family_wherever_it_is_run_from() -> None:
     assert out.classify("node assets/build.js") == out.classify("node build.js") == ("check", "node build.js")
     assert out.cd_target("cd /home/USER/src/app/assets && node build.js 2>&1") == "/home/USER/src/app/assets"

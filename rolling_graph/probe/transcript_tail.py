@@ -68,7 +68,7 @@ def _input_texts(tool: str, inp: dict[str, Any], old: bool = False) -> str:
             texts.append(value[:200_000])
     if tool == "MultiEdit" and isinstance(inp.get("edits"), list):
         field = "old_string" if old else "new_string"
-        texts += [str(e.get(field) or "")[:50_000] for e in inp["edits"][:50] if isinstance(e, dict)]
+        texts += [e[field][:50_000] for e in inp["edits"][:50] if isinstance(e, dict) and isinstance(e.get(field), str)]
     return "\n".join(texts)
 
 
@@ -93,13 +93,14 @@ def _edits_of(line: dict[str, Any]) -> list[Edit]:
     content = message.get("content") if isinstance(message, dict) else None
     out = []
     for block in content if isinstance(content, list) else []:
-        if isinstance(block, dict) and block.get("type") == "tool_use" and block.get("name") in _EDIT_INPUTS:
+        tool = block.get("name") if isinstance(block, dict) and block.get("type") == "tool_use" else None
+        if isinstance(tool, str) and tool in _EDIT_INPUTS:  # (a name of the wrong type is no tool: never a key)
             raw = block.get("input")
             inp: dict[str, Any] = raw if isinstance(raw, dict) else {}
-            path = inp.get(_EDIT_INPUTS[block["name"]][0])
+            path = inp.get(_EDIT_INPUTS[tool][0])
             if isinstance(path, str) and path:
-                text = _input_texts(block["name"], inp)  # the new code, joined once for both
-                out.append((block["name"], path, _input_names(text), _input_mentions(block["name"], inp, text)))
+                text = _input_texts(tool, inp)  # the new code, joined once for both
+                out.append((tool, path, _input_names(text), _input_mentions(tool, inp, text)))
     return out
 
 
