@@ -4,10 +4,13 @@ facts validation, the gate's path settling and the transcript tail."""
 from __future__ import annotations
 
 import json
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rolling_graph.config import GateSettings
 from rolling_graph.events import event_from_payload
@@ -261,6 +264,29 @@ def test_a_tool_call_of_the_wrong_shape_in_the_transcript_is_skipped_not_fatal(t
     [(tool, file, names, mentions)] = edits
     assert (tool, file) == ("MultiEdit", "/r/b.py") and "kept_name" in names
     assert not any("odd" in n for n in names + mentions)
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+                     | st.sampled_from(["text", "tool_use", "Edit", "MultiEdit", "Write", "/r/a.py", "def f_g(): h_i()"]),
+                     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                         st.sampled_from(["type", "message", "content", "text", "name", "input", "file_path", "new_string",
+                                          "old_string", "edits", "isSidechain", "timestamp"]), inner, max_size=5), max_leaves=20)
+_BLOCK = st.fixed_dictionaries({"type": st.sampled_from(["text", "tool_use"])}, optional={"text": _JSON, "name": _JSON, "input": _JSON})
+
+
+@settings(max_examples=150, deadline=None)
+@given(lines=st.lists(_JSON | st.fixed_dictionaries({"type": st.just("assistant"), "message": _JSON | st.fixed_dictionaries(
+    {"content": st.lists(_BLOCK, max_size=3)})}, optional={"timestamp": _JSON, "isSidechain": _JSON}), max_size=6),
+       offset=st.integers(-2, 300), align=st.booleans())
+def test_the_tail_reads_any_json_lines_without_raising(lines: list, offset: int, align: bool) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "t.jsonl"
+        path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+        edits: list = []
+        texts, end = read_assistant_text(str(path), offset, None, align=align, edits=edits)
+        assert 0 <= end <= path.stat().st_size
+        assert all(isinstance(t, str) and t for _, t in texts)
+        assert all(isinstance(tool, str) and isinstance(file, str) for tool, file, _, _ in edits)
 
 
 def test_one_build_script_is_one_family_wherever_it_is_run_from() -> None:

@@ -28,6 +28,8 @@ from pathlib import Path
 
 import pytest
 from conftest import prompt_payload, run_hook
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from rolling_graph.config import load_settings
 from rolling_graph.journal import read_journal
@@ -255,3 +257,25 @@ def test_a_summary_of_text_blocks_is_their_text_joined() -> None:
     assert summary_text(line) == "One.\nTwo."
     assert summary_text({"isCompactSummary": "yes", "message": {"content": "x"}}) is None  # only ``true`` marks a summary
     assert summary_text(["isCompactSummary"]) is None
+
+
+# --- any tool call's shape -----------------------------------------------------------------------
+_VALUE = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 10**12) | st.floats() | st.text(max_size=30)
+    | st.sampled_from(["/home/dev/app/lib/a.py", "def foo_bar():\n  pass", "mix test", "in_progress", "FAILED tests/test_a.py::test_b"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(
+        ["file_path", "content", "old_string", "new_string", "edits", "command", "stdout", "stderr", "todos", "status", "subject",
+         "taskId", "questions", "answers", "plan", "pattern", "filePath", "newTodos", "interrupted", "type", "text"]), inner, max_size=5),
+    max_leaves=15)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tool=st.sampled_from(["Edit", "Write", "MultiEdit", "Bash", "Read", "Grep", "Task", "TodoWrite", "TaskCreate", "TaskUpdate",
+                             "AskUserQuestion", "ExitPlanMode", "mcp__x__y"]), tool_input=_VALUE, response=_VALUE)
+def test_a_tool_call_of_any_shape_is_handled_without_raising(tool: str, tool_input: object, response: object, isolated_home: Path) -> None:
+    from rolling_graph.hook import handle_event
+
+    payload = {"session_id": "shapes", "transcript_path": "/nonexistent.jsonl", "cwd": "/home/dev/app", "hook_event_name": "PostToolUse",
+               "tool_name": tool, "tool_input": tool_input, "tool_response": response, "tool_use_id": "toolu_1"}
+    handle_event("post-tool-use", payload, load_settings())  # the offline probe runs in-process (sync): it must not raise either
+    assert SidecarStore(load_settings()).load("shapes")["nodes"] is not None
