@@ -14,6 +14,13 @@ from __future__ import annotations
 TAIL_BYTES = 512 * 1024
 
 
+def blocks_text(content: object) -> str:
+    """The text of a message's content blocks that hold text, joined (``""`` if it is no list)."""
+    if not isinstance(content, list):
+        return ""
+    return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
+
+
 def summary_text(line: object) -> str | None:
     """The summary of an ``isCompactSummary`` line (a string, or the text blocks of a list,
     joined; ``""`` when it holds neither), ``None`` for any other line."""
@@ -21,11 +28,7 @@ def summary_text(line: object) -> str | None:
         return None
     message = line.get("message")
     content = message.get("content") if isinstance(message, dict) else None
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(b["text"] for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
-    return ""
+    return content if isinstance(content, str) else blocks_text(content)
 
 
 def latest_summary(transcript_path: object) -> str | None:

@@ -207,13 +207,14 @@ def _add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, show
     files = short_names({nid: g.paths[nid] for nid in pool if nid in g.paths})
     if s.name_cost:
         pool = by_rank_per_character(pool, g.score, {i: shown_length(g, i, files, s) for i in pool}, s.name_cost)
-    ordered: Iterable[Named] = _named(g, pool, files, s)  # lazily: most are never named
+    ordered: Iterable[Named] = _named(g, pool, files, s)  # lazily: past the first SWEEP_NAMES, most are never named
     if summary and s.summary_names == "demote":
         low = summary.lower()
         named = list(ordered)
         ordered = [p for p in named if _key(p[1]) not in low] + [p for p in named if _key(p[1]) in low]
-    read: list[Named] = []  # the first SWEEP_NAMES names, for the sweep (read once)
-    offered = _kept(iter(ordered), read)
+    rest_of_them = iter(ordered)
+    top = list(islice(rest_of_them, SWEEP_NAMES))  # what the sweep looks at; the fill reads them first anyway
+    offered = chain(top, rest_of_them)
     line = _NameLine(head, block.seen)
     # Room for the count line: its length now, plus what showing names could add to it
     # (fewer of each kind never lengthens it; another kind moving into its top three can).
@@ -228,10 +229,8 @@ def _add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, show
             line, rest = first, first_rest
             shown.clear()
             shown.update(first_shown)
-    for _ in islice(offered, max(0, SWEEP_NAMES - len(read))):  # the rest of those the sweep looks at
-        pass
     first, first_shown = line.copy(), set(shown)
-    if _sweep(line, read, block.room(len(rest) + 1), shown):
+    if _sweep(line, top, block.room(len(rest) + 1), shown):
         swept = rest_line(g, shown, s.count_kinds)
         if line.length() > block.room(len(swept) + 1):  # (fewer to count never lengthens it; kinds can)
             line = first
@@ -242,14 +241,6 @@ def _add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, show
     if line.names:
         block.add(head + ", ".join(line.names))
     return rest
-
-
-def _kept(named: Iterator[Named], read: list[Named]) -> Iterator[Named]:
-    """``named``, the first :data:`SWEEP_NAMES` of them also kept in ``read``."""
-    for item in named:
-        if len(read) < SWEEP_NAMES:
-            read.append(item)
-        yield item
 
 
 def _sweep(line: _NameLine, named: Iterable[Named], room: int, shown: set[str]) -> bool:

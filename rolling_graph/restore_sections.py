@@ -241,9 +241,9 @@ def add_working_set(g: RestoreView, sec: Section, s: RestoreSettings, shown: lis
         # LiveView edited 7× that its first events went back to (corpus chain at 400 tokens
         # 0.33 -> 0.35; at 800 0.68 -> 0.70; every eighth event of the corpus: unchanged at
         # 400, 0.833 -> 0.836 at 800).
-        changed = sorted((f for f in files if _changes(g.nodes[f])), key=lambda f: -_changes(g.nodes[f]))
-        was_changed = set(changed)
-        read = [f for f in files if f not in was_changed][: max(0, s.working_min_files - len(changed))]
+        changes = {f: _changes(g.nodes[f]) for f in files}
+        changed = sorted((f for f in files if changes[f]), key=lambda f: -changes[f])
+        read = [f for f in files if not changes[f]][: max(0, s.working_min_files - len(changed))]
         files = changed + read
     commands = [c for c in g.ranked(("command",)) if facts_of(g.nodes[c]).get("outcome") in ("pass", "fail")]
     heading = "Working set:\n"  # goes in with the first line

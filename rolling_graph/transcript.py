@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .compact_summary import summary_text
+from .compact_summary import blocks_text, summary_text
 
 #: CLI event names (``rgraph-hook EVENT``) by hook event name.
 CLI_EVENT: dict[str, str] = {
@@ -157,13 +157,6 @@ def prompt_text(content: Any) -> str | None:
     if not stripped or stripped.startswith(NON_PROMPT_PREFIXES):
         return None
     return text
-
-
-def prompt_marker(content: Any) -> str:
-    """The text of a user line's text blocks (to recognise interrupt markers)."""
-    if isinstance(content, list):
-        return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and isinstance(b.get("text"), str))
-    return ""
 
 
 def _blocks(message: Any) -> list[dict[str, Any]]:
@@ -299,7 +292,7 @@ def parse_transcript(
         text = prompt_text(content)
         if text is None:
             stats.non_prompt_user += 1
-            marker = content if isinstance(content, str) else prompt_marker(content)
+            marker = content if isinstance(content, str) else blocks_text(content)
             if marker.lstrip().startswith("[Request interrupted by user"):
                 turn_open = False
             elif marker.lstrip().startswith("<command-name>"):
