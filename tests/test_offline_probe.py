@@ -73,6 +73,24 @@ def test_files_errors_and_commands_from_tools() -> None:
     assert any(k == "error" and "TypeError" in label for label, k in kinds.items())
 
 
+def test_a_subagents_brief_names_the_code_the_work_is_about_and_touches_the_files_it_lists() -> None:
+    doc = apply(new_document("s"), [ev("Read lib/web/live/session_live.ex", event="PostToolUse", tool="Read",
+                                       paths=["lib/web/live/session_live.ex"], id="e1")])
+    brief = ("Very thorough exploration. How does `SessionLive` render, and what does `TranscriptRenderer.render` return?\n"
+             "Key files to read:\n- lib/web/live/session_live.ex\n- test/web/renderer_test.exs\n"
+             "- /home/USER/.claude/plans/old-plan.md\nDocs: https://hexdocs.pm/phoenix/overview.html")
+    data = {"desc": "Explore transcript rendering", "agent": "Explore", "prompt": brief}
+    apply(doc, [ev("Task Explore transcript rendering", event="PostToolUse", tool="Task", data=data, id="e3")])
+    labels = {n["label"]: n for n in doc["nodes"].values()}
+    assert labels["SessionLive"]["kind"] == "symbol" and labels["TranscriptRenderer.render"]["kind"] == "symbol"
+    assert labels["SessionLive"]["facts"]["by"] == "assistant"
+    # A listed file the session holds is touched by the brief; one only the subagent was
+    # sent to read gets no node; nor do the harness's own plan file and a web page.
+    read = labels["lib/web/live/session_live.ex"]["facts"]
+    assert read["seq"] == 3 and read["by"] == "assistant" and read["reads"] == 1
+    assert not [label for label in labels if "renderer_test" in label or "old-plan" in label or "overview.html" in label]
+
+
 def test_names_already_in_the_graph_are_activated_not_duplicated() -> None:
     doc = new_document("s")
     apply(doc, [ev("We're using Redis for sessions.", id="e1")])

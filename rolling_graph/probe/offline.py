@@ -71,7 +71,6 @@ _ASSISTANT_LEAD_RE = re.compile(
 )
 _ASSISTANT_CORRECTION_RE = re.compile(r"\b(?:I was wrong|my mistake|I misread|that was (?:wrong|incorrect)|I had it backwards)\b", re.IGNORECASE)
 _PATHISH_RE = re.compile(r"[^\s`]*/[^\s`]*")
-_CODE_SPAN_RE = re.compile(r"`([^`\n]{3,80})`")
 NAMES_PER_TEXT = 4
 
 
@@ -240,7 +239,7 @@ def _assistant(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
     text = str(event.get("text") or "")
     seq = event_seq(event)
     names: list[str] = []
-    for span in _CODE_SPAN_RE.findall(text):
+    for span in tools.CODE_SPAN_RE.findall(text):
         span = span.strip()
         if looks_like_file(span):
             fid = _file_for_name(p, span)

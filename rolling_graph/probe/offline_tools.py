@@ -7,8 +7,9 @@ its text. Here: files and code names, and the dispatch to the other concepts.
   from the path relative to the project root), facts ``edits``/``writes``/``reads``,
   ``last_op``, ``what`` (the names an edit adds or changes); ``edits`` from the active task
 * **code names** — what an edit or write defines and uses (with the whole input, read from
-  the transcript by :mod:`.transcript_tail`), Grep patterns that find something:
-  ``symbol`` nodes
+  the transcript by :mod:`.transcript_tail`), Grep patterns that find something, the
+  code a subagent's brief (Task/Agent) quotes: ``symbol`` nodes; the files a brief lists
+  are touched when the session already holds them
 * commands, errors, commits and the tracker: :mod:`.offline_commands`; task lists,
   answers and plans: :mod:`.offline_tasks`
 """
@@ -18,7 +19,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..filepaths import looks_like_file
+from ..entities import paths_in
+from ..filepaths import file_id, looks_like_file
 from . import offline_commands as commands
 from . import offline_tasks as tasks
 from .code_names import code_names, defined_names, frequent_names, is_code_name, is_private_helper, pattern_names
@@ -31,6 +33,11 @@ _EDIT_TOOLS = {"Edit": "edits", "MultiEdit": "edits", "NotebookEdit": "edits", "
 NAMES_PER_EDIT = 12
 NAMES_PER_WRITE = 30
 EDGES_PER_EDIT = 4
+#: A subagent's brief (Task/Agent): at most this many of its files and code names.
+FILES_PER_BRIEF = 12
+NAMES_PER_BRIEF = 8
+#: A code span in the assistant's text: `` `name` ``.
+CODE_SPAN_RE = re.compile(r"`([^`\n]{3,80})`")
 
 
 def _join_names(names: list[str], previous: str | None) -> str:
@@ -142,9 +149,27 @@ def fold_tool(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
         tasks.fold_answers(p, state, data, seq)
     elif tool == "ExitPlanMode":
         tasks.fold_plan(p, state, data, seq)
+    elif tool in ("Task", "Agent"):
+        _brief(p, data, seq)
     elif tool in ("TaskOutput", "BashOutput"):
         status = str(data.get("status") or "")
         if status in ("completed", "failed", "killed"):
             exit_code = data.get("exit")
             failed = status != "completed" or (isinstance(exit_code, int) and exit_code != 0)
             commands.background_done(p, str(data.get("ref") or ""), str(data.get("out") or ""), failed, seq, state, final=True)
+
+
+
+def _brief(p: Proposal, data: dict[str, Any], seq: int | None) -> None:
+    """What the assistant asked a subagent to look at: the code names it quotes, and the
+    files it lists that the session already holds. A file only a subagent was sent to read
+    gets no node of its own: measured on ../shared/corpus, such files cost the next
+    session's block room (the warm graph carries them) and brought little back."""
+    text = f"{data.get('desc') or ''}\n{data.get('prompt') or ''}"
+    for raw in paths_in(text)[:FILES_PER_BRIEF]:
+        path = p.path(raw)
+        if path and p.kind_of(file_id(path)) == "file":
+            p.by(file_id(path), "assistant", seq)
+    for name in code_names(" ".join(CODE_SPAN_RE.findall(text)), NAMES_PER_BRIEF):
+        if not looks_like_file(name):
+            p.by(p.node(name, "technical", "symbol"), "assistant", seq)
