@@ -19,7 +19,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -27,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus_cli import CORPUS, need  # noqa: E402
 
-from rolling_graph.corpus_points import capture_graphs, score_points  # noqa: E402
+from rolling_graph.corpus_points import run_points_eval  # noqa: E402
 
 
 def main() -> None:
@@ -43,37 +42,26 @@ def main() -> None:
     if args.every < 1:
         parser.error("--every must be at least 1")
     budgets = args.budget or [800, 400]
-    metrics = args.metric or ["readme", "content"]
-    started = time.perf_counter()
-    report: dict[str, dict[str, dict]] = {}
-    for path in transcripts:
-        events, graphs = capture_graphs(path, args.every)
-        report[path.name] = {m: score_points(events, graphs, budgets, m) for m in metrics}
-    elapsed = time.perf_counter() - started
+    report = run_points_eval(transcripts, args.every, budgets, args.metric or ["readme", "content"])
     if args.json:
-        print(json.dumps({"every": args.every, "budgets": budgets, "sessions": report, "elapsed_s": round(elapsed, 2)}, indent=1))
+        print(json.dumps(report, indent=1))
         return
-    print(f"next-40 recall every {args.every} events (block vs naive lists, same characters); {elapsed:.1f} s")
+    print(f"next-40 recall every {args.every} events (block vs naive lists, same characters); {report['elapsed_s']:.1f} s")
     print(f"{'session':28s} {'metric':8s} {'tokens':>6s} {'points':>6s} {'graph':>6s} {'freq':>6s} {'recent':>6s} {'best':>6s} {'graph/best':>10s} {'>= best':>8s}")
-    for metric in metrics:
+    for metric in report["metrics"]:
         for budget in budgets:
-            rows = []
-            for name, by_metric in report.items():
-                scored = by_metric[metric]
-                rows += [p[str(budget)] for p in scored["points"]]
-                _line(name, metric, budget, [p[str(budget)] for p in scored["points"]])
-            _line("all", metric, budget, rows)
+            for session in report["sessions"]:
+                _line(Path(session["transcript"]).name, metric, budget, session["scored"][metric]["mean"][str(budget)])
+            _line("all", metric, budget, report["mean"][metric][str(budget)])
 
 
-def _line(name: str, metric: str, budget: int, cells: list[dict]) -> None:
-    if not cells:
+def _line(name: str, metric: str, budget: int, mean: dict) -> None:
+    if not mean["points"]:
         print(f"{name[:28]:28s} {metric:8s} {budget:6d} {0:6d}   (no point with enough names)")
         return
-    mean = {k: sum(c[k] for c in cells) / len(cells) for k in ("graph", "frequent", "recent", "best")}
     ratio = mean["graph"] / mean["best"] if mean["best"] else float("nan")
-    wins = sum(c["graph"] >= c["best"] for c in cells)
-    print(f"{name[:28]:28s} {metric:8s} {budget:6d} {len(cells):6d} {mean['graph']:6.3f} {mean['frequent']:6.3f} "
-          f"{mean['recent']:6.3f} {mean['best']:6.3f} {ratio:10.2f} {wins:8d}")
+    print(f"{name[:28]:28s} {metric:8s} {budget:6d} {mean['points']:6d} {mean['graph']:6.3f} {mean['frequent']:6.3f} "
+          f"{mean['recent']:6.3f} {mean['best']:6.3f} {ratio:10.2f} {mean['at_least_best']:8d}")
 
 
 if __name__ == "__main__":

@@ -21,18 +21,28 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .config import RenderSettings, load_settings
-from .corpus_eval import BUDGETS, NEXT_EVENTS, budget_chars, event_names, list_block, ranked_lists, recall
+from .corpus_eval import (
+    BUDGETS,
+    NEXT_EVENTS,
+    budget_chars,
+    event_names,
+    list_block,
+    ranked_lists,
+    recall,
+    skipped_lines,
+)
 from .hook import handle_event
 from .replay import EventRecord, ReplayOptions, replay, replay_env
 from .restore import restore_block
 from .sidecar import SidecarStore
-from .transcript import HookEvent, parse_transcripts
+from .transcript import HookEvent, ParseStats, parse_transcripts
 
 #: The first point: fewer events than this have touched too little to rank.
 FIRST_POINT = 30
@@ -42,6 +52,9 @@ MIN_TARGETS = 5
 #: the summary names nothing it could echo.
 POINT_SUMMARY = "(no compaction summary at this point)"
 LISTS = ("frequent", "recent")
+#: How names are counted (:data:`rolling_graph.corpus_eval.METRICS`), the one a memory may
+#: honestly carry first.
+POINT_METRICS = ("content", "readme")
 
 
 @dataclass(frozen=True)
@@ -84,25 +97,47 @@ def score_points(events: Sequence[HookEvent], graphs: dict[int, Any], budgets: S
             figures["best"] = max(figures[kind] for kind in LISTS)
             row[str(budget)] = {k: round(v, 4) for k, v in figures.items()}
         rows.append(row)
-    means: dict[str, Any] = {}
-    for budget in budgets:
-        cells = [row[str(budget)] for row in rows]
-        means[str(budget)] = {
-            **{m: round(sum(c[m] for c in cells) / len(cells), 4) if cells else None for m in ("graph", *LISTS, "best")},
-            "at_least_best": sum(c["graph"] >= c["best"] for c in cells),
-        }
-    return {"metric": metric, "points": rows, "mean": means}
+    return {"metric": metric, "points": rows, "mean": {str(b): mean_of([row[str(b)] for row in rows]) for b in budgets}}
+
+
+def mean_of(cells: Sequence[dict[str, float]]) -> dict[str, Any]:
+    """The points' mean figures (``None`` without a point) and ``at_least_best``: at how
+    many the block recalls at least the better list's share."""
+    return {**{m: round(sum(c[m] for c in cells) / len(cells), 4) if cells else None for m in ("graph", *LISTS, "best")},
+            "points": len(cells), "at_least_best": sum(c["graph"] >= c["best"] for c in cells)}
+
+
+def run_points_eval(paths: Sequence[str | os.PathLike[str]], every: int, budgets: Sequence[int] = BUDGETS,
+                    metrics: Sequence[str] = POINT_METRICS, project: str | None = None) -> dict[str, Any]:
+    """The points measure of each recorded session (:func:`capture_graphs`, one replay each)
+    and over all of them: what ``rgraph eval --transcripts --every N`` prints. A session
+    with no compaction is measured too: this needs none."""
+    if every < 1:
+        raise ValueError(f"every must be at least 1, got {every}")
+    started = time.perf_counter()
+    sessions: list[dict[str, Any]] = []
+    for path in paths:
+        stats = ParseStats()
+        events, graphs = capture_graphs(path, every, project=project, stats=stats)
+        scored = {m: score_points(events, graphs, budgets, m) for m in metrics}
+        session = str(events[0].payload["session_id"]) if events else Path(path).stem
+        sessions.append({"session": session, "transcript": os.fspath(path), "events": len(events), "scored": scored,
+                         "skipped": skipped_lines(stats, bool(events))})
+    overall = {m: {str(b): mean_of([p[str(b)] for s in sessions for p in s["scored"][m]["points"]]) for b in budgets} for m in metrics}
+    return {"every": every, "budgets": list(budgets), "metrics": list(metrics), "next_events": NEXT_EVENTS, "sessions": sessions,
+            "mean": overall, "elapsed_s": round(time.perf_counter() - started, 2)}
 
 
 def capture_graphs(path: str | os.PathLike[str], every: int, first: int = FIRST_POINT,
-                   project: str | None = None) -> tuple[list[HookEvent], dict[int, Any]]:
+                   project: str | None = None, stats: ParseStats | None = None) -> tuple[list[HookEvent], dict[int, Any]]:
     """Replay one recorded session honestly (offline probe, sync mode, in a throw-away state
     directory) and keep its graph at events ``first``, ``first + every``, … (positions in the
     event list), each after a ``PreCompact`` flush of what was pending, made on a copy so
-    the replay goes on as if none had happened. Nothing is left running or on disk."""
+    the replay goes on as if none had happened. Nothing is left running or on disk.
+    ``stats``: what the parser could not read, counted there."""
     if every < 1:
         raise ValueError(f"every must be at least 1, got {every}")
-    events = list(parse_transcripts([path]))
+    events = list(parse_transcripts([path], stats))
     options = ReplayOptions(probe="offline", mode="sync", clock="transcript", project=project)
     home = Path(tempfile.mkdtemp(prefix="rgraph-points-"))
     graphs: dict[int, Any] = {}

@@ -9,8 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
-from rolling_graph.corpus_points import capture_graphs, point_targets, score_points
+from rolling_graph.cli.main import app
+from rolling_graph.corpus_points import FIRST_POINT, capture_graphs, point_targets, run_points_eval, score_points
 
 
 def test_a_points_targets_are_what_the_next_events_touch_that_earlier_ones_did() -> None:
@@ -32,11 +34,11 @@ def _edit(n: int, path: str, new: str) -> str:
             + _line(type="user", message={"role": "user", "content": [res]}))
 
 
-def session(tmp_path: Path) -> Path:
-    """One request, then 24 edits over four modules, each defining a handler that calls one
-    of three helpers: names recur, so later events need names earlier ones touched."""
+def session(tmp_path: Path, edits: int = 24) -> Path:
+    """One request, then ``edits`` edits over four modules, each defining a handler that
+    calls one of three helpers: names recur, so later events need names earlier ones touched."""
     text = _line(type="user", message={"role": "user", "content": "add the report handlers to the billing app"})
-    for i in range(24):
+    for i in range(edits):
         text += _edit(i, f"/w/src/report_mod_{i % 4}.py", f"def report_handler_{i}():\n    return shared_helper_{i % 3}(line_total)\n")
     path = tmp_path / "points.jsonl"
     path.write_text(text, encoding="utf-8")
@@ -73,6 +75,43 @@ def test_points_score_the_block_next_to_both_lists_in_the_same_characters(tmp_pa
     with pytest.raises(ValueError, match="every"):
         capture_graphs(session(tmp_path), every=0)
 
+
+
+def test_rgraph_eval_every_measures_sessions_without_a_compaction(tmp_path: Path) -> None:
+    path = session(tmp_path, edits=60)  # 64 events, no compaction
+    bad = tmp_path / "notes.jsonl"
+    bad.write_text("not json\n", encoding="utf-8")
+    out = CliRunner().invoke(app, ["eval", "--transcripts", str(path), str(bad), "--every", "10", "--budget", "800", "--json"])
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)
+    measured, unreadable = report["sessions"]
+    assert [p["position"] for p in measured["scored"]["content"]["points"]] == [FIRST_POINT, FIRST_POINT + 10, FIRST_POINT + 20]
+    # The same figures as the measure itself, and the mean over all sessions is this one's.
+    events, graphs = capture_graphs(path, every=10)
+    direct = score_points(events, graphs, budgets=(800,), metric="content")
+    assert measured["scored"]["content"] == direct
+    assert report["mean"]["content"]["800"] == direct["mean"]["800"] | {"points": 3}
+    assert direct["mean"]["800"]["graph"] == 1.0, "every handler and helper fits in 2,400 characters"
+    assert unreadable["events"] == 0 and unreadable["skipped"] == "not a Claude Code transcript: 1 line, 1 not JSON"
+
+    table = CliRunner().invoke(app, ["eval", "--transcripts", str(path), "--every", "10", "--budget", "800"], env={"COLUMNS": "100"})
+    assert table.exit_code == 0, table.output
+    text = " ".join(table.output.split())
+    assert "at every 10th event of recorded sessions" in text
+    assert "s-points content 800 3 1.00" in text, "session, names, tokens, points, the block's mean"
+    # Measured at its compactions, the same session says it has none and how to measure it.
+    plain = CliRunner().invoke(app, ["eval", "--transcripts", str(path), "--mode", "sync", "--budget", "800", "--jobs", "1"],
+                               env={"COLUMNS": "160"})
+    assert "no compaction in this session (--every 8 measures it at every 8th event)" in " ".join(plain.output.split())
+
+
+def test_rgraph_eval_every_needs_transcripts_and_a_positive_step(tmp_path: Path) -> None:
+    for args, said in ((["--every", "8"], "--every measures recorded sessions"),
+                       (["--transcripts", str(session(tmp_path)), "--every", "0"], "--every")):
+        out = CliRunner().invoke(app, ["eval", *args])
+        assert out.exit_code != 0 and said in out.output, out.output
+    with pytest.raises(ValueError, match="every"):
+        run_points_eval([session(tmp_path)], every=0)
 
 # ---------------------------------------------------------------- the dev set
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"

@@ -6,7 +6,8 @@ recent names, most frequent names, full graph dump) at the same token budget.
 
 With ``--transcripts PATH...`` it measures real recorded sessions instead, without gold
 labels: the corpus figures of :mod:`rolling_graph.corpus_eval` for the graph's restore
-block after each compaction, in sync and async probe mode, next to the naive name lists.
+block after each compaction, in sync and async probe mode, next to the naive name lists;
+with ``--every N`` as if a compaction came at every Nth event (:mod:`rolling_graph.corpus_points`).
 """
 
 from __future__ import annotations
@@ -107,6 +108,9 @@ def register(app: typer.Typer) -> None:
                                                      "replayed event's cwd (the recorded one need not exist here).")] = None,
         show_blocks: Annotated[bool, typer.Option("--show-blocks", help="With --transcripts: print every restore block as injected, with the next-40 names only the best list recalls and those only the block does.")] = False,
         jobs: Annotated[int, typer.Option("--jobs", min=1, help="With --transcripts: replays run at a time.")] = 2,
+        every: Annotated[int | None, typer.Option(
+            "--every", min=1, help="With --transcripts: instead of at each compaction, measure as if one came at every Nth "
+            "hook event (offline probe, sync): many points per session, and sessions without a compaction count too.")] = None,
         chain: Annotated[list[Path] | None, typer.Option(
             "--chain", help="Measure these recorded sessions of ONE project (more may follow as arguments), replayed in time "
             "order into a fresh warm graph: names each later session's SessionStart(startup) block recalls, next to naive "
@@ -114,8 +118,10 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Gate precision/recall, probe rate, graph and post-compaction recall, tokens — next to naive baselines.
 
-        With --transcripts: for each compaction of real recorded sessions, the next-40, summary-dropped and summary names recall of the graph's restore block (sync and async) and of the naive name lists, at each budget."""
+        With --transcripts: for each compaction of real recorded sessions, the next-40, summary-dropped and summary names recall of the graph's restore block (sync and async) and of the naive name lists, at each budget. Add --every N to measure as if a compaction came at every Nth event instead."""
         budgets = budget or [800, 400]
+        if every is not None and not (transcripts or more) or every is not None and chain:
+            raise fail("--every measures recorded sessions: give them with --transcripts FILE.jsonl...")
         if chain:
             from rolling_graph.cli.eval_chain import run_chain_command
 
@@ -129,6 +135,13 @@ def register(app: typer.Typer) -> None:
                        else "give the transcripts after --transcripts" if not transcripts else None)
             if problem:
                 raise fail(problem)
+            if every is not None:
+                from rolling_graph.cli.eval_corpus import render_points_report
+                from rolling_graph.corpus_points import run_points_eval
+
+                print_report(lambda: run_points_eval(paths, every, budgets, project=str(project) if project else None),
+                             render_points_report, as_json)
+                return
             print_report(lambda: run_corpus_eval(paths, budgets, tuple(dict.fromkeys(mode or MODES)), str(project) if project else None,
                                                  workers=jobs),
                          lambda report, console: render_corpus_report(report, console, show_blocks), as_json)

@@ -1,4 +1,5 @@
-"""``rgraph eval --transcripts PATH...``: the corpus figures as a table (and the blocks).
+"""``rgraph eval --transcripts PATH...``: the corpus figures as a table (and the blocks), or
+with ``--every N`` the points measure (:mod:`rolling_graph.corpus_points`).
 
 Rendering only; the measure is :mod:`rolling_graph.corpus_eval`.
 """
@@ -61,7 +62,8 @@ def render_corpus_report(report: dict[str, Any], console: Console, show_blocks: 
                     table.add_row("", "[dim]content names[/dim]", *(f"[dim]{csizes.get(f, '')}[/dim]" for f in FIGURES), "")
                 table.add_section()
         if not session["compactions"]:
-            table.add_row(_short(session), "[dim]no compaction in this session[/dim]", "", "", "", "")
+            table.add_row(_short(session), "[dim]no compaction in this session (--every 8 measures it at every 8th event)[/dim]",
+                          "", "", "", "")
             table.add_section()
     console.print(table)
     console.print(f"[dim]{EXPLAIN}[/dim]")
@@ -102,3 +104,51 @@ def _names(side: list[dict[str, Any]]) -> str:
     from rich.markup import escape
 
     return escape(", ".join(f"{g['name']}{'' if g['content'] else '*'}" for g in side)) or "none"
+
+
+POINTS_EXPLAIN = (
+    "At every {nth} hook event (from the {first}th) the replay stops as if a compaction came there: the block "
+    "SessionStart(compact) would inject is scored on the names the next {next} events touch that earlier events "
+    "touched, next to the naive lists (most frequent, most recent names) in the same characters. better: the "
+    "better list at each point, chosen after the fact; ≥ better: at how many points the block recalls at least as much. content: names in what "
+    "the session says (tool-input values); readme: the corpus README's count (JSON keys of the tool schema included). "
+    "Offline probe, sync mode."
+)
+
+
+def render_points_report(report: dict[str, Any], console: Console) -> None:
+    """``rgraph eval --transcripts … --every N``: per session and over all, per metric and budget."""
+    from rolling_graph.corpus_points import FIRST_POINT
+
+    table = Table(title=f"Rolling Graph at every {_nth(report['every'])} event of recorded sessions (mean next-40 recall)",
+                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    for col, justify in (("session", "left"), ("names", "left"), ("tokens", "right"), ("points", "right"), ("graph", "right"),
+                         ("frequent", "right"), ("recent", "right"), ("better", "right"), ("≥ better", "right")):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    rows = [(_short(s), {m: s["scored"][m]["mean"] for m in report["metrics"]}) for s in report["sessions"]]
+    if len(rows) > 1:
+        rows.append(("all", report["mean"]))
+    for name, by_metric in rows:
+        first = True
+        for metric in report["metrics"]:
+            for budget in report["budgets"]:
+                m = by_metric[metric][str(budget)]
+                figures = ("—",) * 5 if not m["points"] else (
+                    f"[bold]{_pct(m['graph'])}[/bold]", _pct(m["frequent"]), _pct(m["recent"]), _pct(m["best"]), f"{m['at_least_best']}")
+                table.add_row(f"[bold]{name}[/bold]" if first else "", metric, str(budget), str(m["points"]), *figures)
+                first = False
+        table.add_section()
+    console.print(table)
+    console.print(f"[dim]{POINTS_EXPLAIN.format(nth=_nth(report['every']), first=FIRST_POINT, next=report['next_events'])}[/dim]")
+    console.print(f"[dim]{report['elapsed_s']:.1f} s[/dim]")
+    for session in report["sessions"]:
+        if session.get("skipped"):
+            console.print(f"[yellow]{_short(session)}: {session['skipped']}[/yellow]", highlight=False)
+        elif not any(session["scored"][m]["points"] for m in report["metrics"]):
+            console.print(f"[yellow]{_short(session)}: no point with {report['next_events']} events after it and enough names "
+                          f"({session['events']} events)[/yellow]", highlight=False)
+
+
+def _nth(n: int) -> str:
+    """``1st``, ``2nd``, ``8th``, ``12th``, ``23rd``."""
+    return f"{n}{'th' if 10 <= n % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
