@@ -18,11 +18,13 @@ no summary-dropped figure; names are counted as :mod:`rolling_graph.corpus_eval`
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
 import tempfile
 import time
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,24 +110,31 @@ def mean_of(cells: Sequence[dict[str, float]]) -> dict[str, Any]:
 
 
 def run_points_eval(paths: Sequence[str | os.PathLike[str]], every: int, budgets: Sequence[int] = BUDGETS,
-                    metrics: Sequence[str] = POINT_METRICS, project: str | None = None) -> dict[str, Any]:
-    """The points measure of each recorded session (:func:`capture_graphs`, one replay each)
-    and over all of them: what ``rgraph eval --transcripts --every N`` prints. A session
-    with no compaction is measured too: this needs none."""
+                    metrics: Sequence[str] = POINT_METRICS, project: str | None = None, workers: int = 1) -> dict[str, Any]:
+    """The points measure of each recorded session (:func:`capture_graphs`, one replay each,
+    ``workers`` at a time) and over all of them: what ``rgraph eval --transcripts --every N``
+    prints. A session with no compaction is measured too: this needs none."""
     if every < 1:
         raise ValueError(f"every must be at least 1, got {every}")
     started = time.perf_counter()
-    sessions: list[dict[str, Any]] = []
-    for path in paths:
-        stats = ParseStats()
-        events, graphs = capture_graphs(path, every, project=project, stats=stats)
-        scored = {m: score_points(events, graphs, budgets, m) for m in metrics}
-        session = str(events[0].payload["session_id"]) if events else Path(path).stem
-        sessions.append({"session": session, "transcript": os.fspath(path), "events": len(events), "scored": scored,
-                         "skipped": skipped_lines(stats, bool(events))})
+    jobs = [(os.fspath(path), every, tuple(budgets), tuple(metrics), project) for path in paths]
+    if workers <= 1 or len(jobs) <= 1:
+        sessions = [_session_points(job) for job in jobs]
+    else:
+        with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=multiprocessing.get_context("fork")) as pool:
+            sessions = list(pool.map(_session_points, jobs))
     overall = {m: {str(b): mean_of([p[str(b)] for s in sessions for p in s["scored"][m]["points"]]) for b in budgets} for m in metrics}
     return {"every": every, "budgets": list(budgets), "metrics": list(metrics), "next_events": NEXT_EVENTS, "sessions": sessions,
             "mean": overall, "elapsed_s": round(time.perf_counter() - started, 2)}
+
+
+def _session_points(job: tuple[str, int, tuple[int, ...], tuple[str, ...], str | None]) -> dict[str, Any]:
+    path, every, budgets, metrics, project = job
+    stats = ParseStats()
+    events, graphs = capture_graphs(path, every, project=project, stats=stats)
+    session = str(events[0].payload["session_id"]) if events else Path(path).stem
+    return {"session": session, "transcript": path, "events": len(events), "scored": {m: score_points(events, graphs, budgets, m) for m in metrics},
+            "skipped": skipped_lines(stats, bool(events))}
 
 
 def capture_graphs(path: str | os.PathLike[str], every: int, first: int = FIRST_POINT,

@@ -120,7 +120,7 @@ def register(app: typer.Typer) -> None:
 
         With --transcripts: for each compaction of real recorded sessions, the next-40, summary-dropped and summary names recall of the graph's restore block (sync and async) and of the naive name lists, at each budget. Add --every N to measure as if a compaction came at every Nth event instead."""
         budgets = budget or [800, 400]
-        if every is not None and not (transcripts or more) or every is not None and chain:
+        if every is not None and (chain or not (transcripts or more)):
             raise fail("--every measures recorded sessions: give them with --transcripts FILE.jsonl...")
         if chain:
             from rolling_graph.cli.eval_chain import run_chain_command
@@ -139,7 +139,7 @@ def register(app: typer.Typer) -> None:
                 from rolling_graph.cli.eval_corpus import render_points_report
                 from rolling_graph.corpus_points import run_points_eval
 
-                print_report(lambda: run_points_eval(paths, every, budgets, project=str(project) if project else None),
+                print_report(lambda: run_points_eval(paths, every, budgets, project=str(project) if project else None, workers=jobs),
                              render_points_report, as_json)
                 return
             print_report(lambda: run_corpus_eval(paths, budgets, tuple(dict.fromkeys(mode or MODES)), str(project) if project else None,
