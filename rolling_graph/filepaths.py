@@ -124,7 +124,8 @@ SOURCE_EXTENSIONS = frozenset(
     """py pyi js jsx ts tsx mjs cjs rs go java kt kts scala rb ex exs erl hrl heex eex leex
     c h cc cpp hpp cs swift m mm php lua sh bash zsh fish sql md rst txt json jsonl yaml yml
     toml ini cfg conf lock css scss sass less html htm vue svelte xml gradle tf hcl proto
-    graphql gql dockerfile mk ipynb r jl dart zig nim clj cljs elm hs ml mli fs fsx""".split()
+    graphql gql dockerfile mk ipynb r jl dart zig nim clj cljs elm hs ml mli fs fsx cxx erb mdx pl svg
+    makefile""".split()
 )
 
 

@@ -45,6 +45,14 @@ def test_a_long_label_elides_directories_never_the_file_name() -> None:
     assert len(file_id(path)) <= 64
 
 
+def test_every_file_the_corpus_measure_counts_is_a_file_to_the_extractor() -> None:
+    from rolling_graph.corpus_eval import SOURCE_EXTENSIONS as MEASURED
+    from rolling_graph.filepaths import SOURCE_EXTENSIONS, looks_like_file
+
+    assert MEASURED <= SOURCE_EXTENSIONS, sorted(MEASURED - SOURCE_EXTENSIONS)
+    assert looks_like_file("docs/intro.mdx") and looks_like_file("src/fft.cxx") and not looks_like_file("notes.xyz")
+
+
 def test_harness_files_are_recognised() -> None:
     assert is_harness_path("/home/USER/.claude/plans/gentle-otter.md")
     assert is_harness_path("/tmp/claude-1000/-home-USER-src-app/tasks/b3f9c21.output")

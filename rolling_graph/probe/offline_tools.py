@@ -59,7 +59,7 @@ def whole_text(text: str) -> str:
 
 
 #: Files whose words are not code names (styles, markup, prose, lock files).
-NO_NAMES = frozenset("css scss sass less html htm svg md markdown rst txt lock csv jsonl".split())
+NO_NAMES = frozenset("css scss sass less html htm svg md mdx markdown rst txt lock csv jsonl".split())
 
 
 def edit_names(tool: str, data: dict[str, Any]) -> list[str]:
