@@ -105,9 +105,12 @@ def test_rgraph_eval_every_measures_sessions_without_a_compaction(tmp_path: Path
     assert "no compaction in this session (--every 8 measures it at every 8th event)" in " ".join(plain.output.split())
 
 
-def test_rgraph_eval_every_needs_transcripts_and_a_positive_step(tmp_path: Path) -> None:
+def test_rgraph_eval_every_needs_transcripts_a_positive_step_and_no_compaction_only_option(tmp_path: Path) -> None:
+    path = str(session(tmp_path))
     for args, said in ((["--every", "8"], "--every measures recorded sessions"),
-                       (["--transcripts", str(session(tmp_path)), "--every", "0"], "--every")):
+                       (["--transcripts", path, "--every", "0"], "--every"),
+                       (["--transcripts", path, "--every", "8", "--mode", "async"], "in sync probe mode"),
+                       (["--transcripts", path, "--every", "8", "--show-blocks"], "--show-blocks and --mode async apply")):
         out = CliRunner().invoke(app, ["eval", *args])
         assert out.exit_code != 0 and said in out.output, out.output
     with pytest.raises(ValueError, match="every"):

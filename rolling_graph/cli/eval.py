@@ -120,8 +120,12 @@ def register(app: typer.Typer) -> None:
 
         With --transcripts: for each compaction of real recorded sessions, the next-40, summary-dropped and summary names recall of the graph's restore block (sync and async) and of the naive name lists, at each budget. Add --every N to measure as if a compaction came at every Nth event instead."""
         budgets = budget or [800, 400]
-        if every is not None and (chain or not (transcripts or more)):
-            raise fail("--every measures recorded sessions: give them with --transcripts FILE.jsonl...")
+        if every is not None:
+            if chain or not (transcripts or more):
+                raise fail("--every measures recorded sessions: give them with --transcripts FILE.jsonl...")
+            if show_blocks or "async" in (mode or []):
+                raise fail("--every replays each session once, in sync probe mode, and prints means: "
+                           "--show-blocks and --mode async apply to the compaction measure (without --every)")
         if chain:
             from rolling_graph.cli.eval_chain import run_chain_command
 
