@@ -191,6 +191,36 @@ def test_gaps_name_what_only_the_list_or_only_the_block_recalls(tmp_path: Path) 
         {"name": "beta_two.py", "content": True}, {"name": "file_path", "content": False}]
 
 
+def test_each_of_two_compactions_is_measured_after_its_own_summary(tmp_path: Path) -> None:
+    """A long session compacts more than once: each compaction's figures use its own summary
+    and the 40 events after it, and each block follows the summary written just before it."""
+    text = _line(type="user", message={"role": "user", "content": "fix alpha_one please"})
+    text += _tool(1, {"file_path": "/w/src/beta_two.py", "old_string": "x", "new_string": "beta_helper()"})
+    text += _line(type="system", subtype="compact_boundary", compactMetadata={"trigger": "auto"})
+    text += _line(type="user", isCompactSummary=True, message={"role": "user", "content": "First summary: alpha_one is fixed."})
+    text += _tool(2, {"file_path": "/w/src/beta_two.py", "old_string": "beta_helper()", "new_string": "delta_four()"})
+    text += _tool(3, {"file_path": "/w/src/gamma_three.py", "old_string": "y", "new_string": "delta_four()"})
+    text += _line(type="system", subtype="compact_boundary", compactMetadata={"trigger": "auto"})
+    text += _line(type="user", isCompactSummary=True, message={"role": "user", "content": "Second summary: gamma_three.py calls delta_four."})
+    text += _tool(4, {"file_path": "/w/src/beta_two.py", "old_string": "delta_four()", "new_string": "beta_helper()"})
+    path = tmp_path / "twice.jsonl"
+    path.write_text(text, encoding="utf-8")
+
+    first, second = compaction_targets(list(parse_transcript(path)), metric="content")
+    assert first.summary.startswith("First") and second.summary.startswith("Second")
+    assert {"beta_two.py", "beta_helper"} <= first.next40 and "delta_four" not in first.next40, "not touched before the first"
+    assert {"beta_two.py", "beta_helper", "delta_four"} <= second.next40
+    assert "delta_four" not in second.dropped and "beta_helper" in second.dropped, "the second summary names delta_four"
+
+    report = run_corpus_eval([path], budgets=(800,), modes=("sync",), home=tmp_path / "home")
+    [session] = report["sessions"]
+    assert session["errors"] == [] and len(session["compactions"]) == 2
+    for compaction in session["compactions"]:
+        block = compaction["budgets"]["800"]["blocks"]["graph-sync"]
+        assert block.startswith("<rolling-graph-memory") and "beta_two.py" in block
+        assert compaction["budgets"]["800"]["content"]["graph-sync"]["next40"] == 1.0, block
+
+
 def test_eval_command_measures_transcripts_and_shows_blocks(tmp_path: Path) -> None:
     from rolling_graph.cli.eval import register
 
