@@ -320,12 +320,17 @@ def _session_report(path: Path, events: Sequence[HookEvent], compactions: Sequen
                     "budgets": per_budget})
     return {
         "transcript": str(path),
-        "session": str(events[0].payload["session_id"]) if events else path.stem,
+        "session": session_name(path, events),
         "events": len(events),
         "compactions": out,
         "replay_s": {f"{mode}@{budget}": run[1] for (mode, budget), run in runs.items()},
         "errors": [e for run in runs.values() for e in run[2]],
     }
+
+
+def session_name(path: str | Path, events: Sequence[HookEvent]) -> str:
+    """How a report names a recorded session: its id, else (no event read) its file's stem."""
+    return str(events[0].payload["session_id"]) if events else Path(path).stem
 
 
 def skipped_lines(stats: ParseStats, any_event: bool) -> str | None:

@@ -38,6 +38,7 @@ from .corpus_eval import (
     list_block,
     ranked_lists,
     recall,
+    session_name,
     skipped_lines,
 )
 from .hook import handle_event
@@ -132,8 +133,7 @@ def _session_points(job: tuple[str, int, tuple[int, ...], tuple[str, ...], str |
     path, every, budgets, metrics, project = job
     stats = ParseStats()
     events, graphs = capture_graphs(path, every, project=project, stats=stats)
-    session = str(events[0].payload["session_id"]) if events else Path(path).stem
-    return {"session": session, "transcript": path, "events": len(events), "scored": {m: score_points(events, graphs, budgets, m) for m in metrics},
+    return {"session": session_name(path, events), "transcript": path, "events": len(events), "scored": {m: score_points(events, graphs, budgets, m) for m in metrics},
             "skipped": skipped_lines(stats, bool(events))}
 
 

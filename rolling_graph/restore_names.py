@@ -21,7 +21,7 @@ from .sanitize import esc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Callable, Iterable, Iterator
 
 #: What the count line may grow by while names are shown (see :func:`add_rest`).
 COUNT_SLACK = 24
@@ -221,23 +221,26 @@ def _add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, show
     room = block.room(min(COUNT_RESERVE, len(rest) + COUNT_SLACK))
     again = _fill(line, offered, room, shown)
     rest = rest_line(g, shown, s.count_kinds)  # the count line as it now is
-    if block.room(len(rest) + 1) > room:
-        first, first_shown, first_rest = line.copy(), set(shown), rest
-        _fill(line, chain(again, offered), block.room(len(rest) + 1), shown)
-        rest = rest_line(g, shown, s.count_kinds)
-        if line.length() > block.room(len(rest) + 1):  # the count line grew past it: undo
-            line, rest = first, first_rest
+
+    def attempt(step: Callable[[_NameLine, int], bool]) -> None:
+        """Run ``step`` (it adds names to the line in the room the count line leaves) and
+        keep what it did unless the count line grew past that room (fewer to count never
+        lengthens it; another kind moving into its top three can)."""
+        nonlocal line, rest
+        before, before_shown = line.copy(), set(shown)
+        if not step(line, block.room(len(rest) + 1)):
+            return
+        after = rest_line(g, shown, s.count_kinds)
+        if line.length() > block.room(len(after) + 1):  # undo
+            line = before
             shown.clear()
-            shown.update(first_shown)
-    first, first_shown = line.copy(), set(shown)
-    if _sweep(line, top, block.room(len(rest) + 1), shown):
-        swept = rest_line(g, shown, s.count_kinds)
-        if line.length() > block.room(len(swept) + 1):  # (fewer to count never lengthens it; kinds can)
-            line = first
-            shown.clear()
-            shown.update(first_shown)
+            shown.update(before_shown)
         else:
-            rest = swept
+            rest = after
+
+    if block.room(len(rest) + 1) > room:  # the slack the count line did not need: a second pass
+        attempt(lambda ln, r: _fill(ln, chain(again, offered), r, shown) is not None)
+    attempt(lambda ln, r: _sweep(ln, top, r, shown))
     if line.names:
         block.add(head + ", ".join(line.names))
     return rest

@@ -70,8 +70,7 @@ def render_corpus_report(report: dict[str, Any], console: Console, show_blocks: 
     times = "; ".join(f"{_short(s)} " + ", ".join(f"{k} {v:.1f} s" for k, v in s["replay_s"].items()) for s in report["sessions"])
     console.print(f"[dim]replays: {times}; total {report['elapsed_s']:.1f} s[/dim]")
     for session in report["sessions"]:
-        if session.get("skipped"):
-            console.print(f"[yellow]{_short(session)}: {session['skipped']}[/yellow]", highlight=False)
+        _print_skipped(session, console)
         for err in session["errors"]:
             console.print(f"[red]{_short(session)}: {err}[/red]")
     if show_blocks:
@@ -142,11 +141,18 @@ def render_points_report(report: dict[str, Any], console: Console) -> None:
     console.print(f"[dim]{POINTS_EXPLAIN.format(nth=_nth(report['every']), first=FIRST_POINT, next=report['next_events'])}[/dim]")
     console.print(f"[dim]{report['elapsed_s']:.1f} s[/dim]")
     for session in report["sessions"]:
-        if session.get("skipped"):
-            console.print(f"[yellow]{_short(session)}: {session['skipped']}[/yellow]", highlight=False)
-        elif not any(session["scored"][m]["points"] for m in report["metrics"]):
+        if _print_skipped(session, console):
+            continue
+        if not any(session["scored"][m]["points"] for m in report["metrics"]):
             console.print(f"[yellow]{_short(session)}: no point with {report['next_events']} events after it and enough names "
                           f"({session['events']} events)[/yellow]", highlight=False)
+
+
+def _print_skipped(session: dict[str, Any], console: Console) -> bool:
+    """Say what of a session's file the parser could not read; True if anything."""
+    if session.get("skipped"):
+        console.print(f"[yellow]{_short(session)}: {session['skipped']}[/yellow]", highlight=False)
+    return bool(session.get("skipped"))
 
 
 def _nth(n: int) -> str:

@@ -8,6 +8,7 @@ probe, never in the hook):
 * :func:`defined_names` — what a piece of code defines (functions, classes, modules)
 * :func:`pattern_names` — what a Grep pattern searches for
 * :func:`file_names` — the file names a piece of code quotes
+* :func:`quoted_names` — the code names prose quotes in backticks (a plan, a subagent's brief)
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ _DEF_RE = re.compile(
 _NOISE = frozenset("__init__ __name__ __main__ __file__ __dict__ console.log module.exports".split())
 
 
+#: A code span in prose: `` `name` ``.
+CODE_SPAN_RE = re.compile(r"`([^`\n]{3,80})`")
 _NAME_SHAPE_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[.:][A-Za-z_][A-Za-z0-9_]*)*")
 _PRIVATE_RE = re.compile(r"_[A-Za-z][A-Za-z0-9]{2,58}")
 
@@ -95,6 +98,11 @@ def file_names(text: str, limit: int = 20) -> list[str]:
             if len(out) >= limit:
                 break
     return list(out)
+
+
+def quoted_names(text: str, limit: int = 8) -> list[str]:
+    """The code names ``text`` quotes in backticks, in order."""
+    return code_names(" ".join(CODE_SPAN_RE.findall(text)), limit)
 
 
 def frequent_names(text: str, limit: int = 10) -> list[str]:

@@ -44,7 +44,7 @@ from . import offline_mentions as mentions
 from . import offline_tasks as tasks
 from . import offline_tools as tools
 from .base import ProbeResult
-from .code_names import code_names, is_code_name
+from .code_names import CODE_SPAN_RE, code_names, is_code_name
 from .proposal import MAX_OPS, Proposal, event_seq
 
 if TYPE_CHECKING:
@@ -239,7 +239,7 @@ def _assistant(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
     text = str(event.get("text") or "")
     seq = event_seq(event)
     names: list[str] = []
-    for span in tools.CODE_SPAN_RE.findall(text):
+    for span in CODE_SPAN_RE.findall(text):
         span = span.strip()
         if looks_like_file(span):
             fid = _file_for_name(p, span)

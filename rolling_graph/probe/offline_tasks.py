@@ -16,7 +16,7 @@ from typing import Any
 
 from ..ids import slugify
 from ..sanitize import sentence_ends
-from .code_names import code_names, frequent_names
+from .code_names import frequent_names, quoted_names
 from .proposal import Proposal
 
 
@@ -115,8 +115,7 @@ def fold_plan(p: Proposal, state: dict[str, Any], data: dict[str, Any], seq: int
     pid = p.node(gist(f"Plan: {title}", 100), "technical", "decision", summary=summary[:280] or None,
                  nid="plan-" + slugify(title)[:58], confidence="observed")
     p.by(pid, "assistant", seq)
-    spans = code_names(" ".join(re.findall(r"`([^`\n]{3,80})`", plan)), 8)
-    for name in list(dict.fromkeys(spans + frequent_names(plan, 10)))[:14]:
+    for name in list(dict.fromkeys(quoted_names(plan, 8) + frequent_names(plan, 10)))[:14]:
         sid = p.node(name, "technical", "symbol")
         p.by(sid, "assistant", seq)
         p.edge(pid, "decides", sid, 0.5)

@@ -23,7 +23,15 @@ from ..entities import paths_in
 from ..filepaths import file_id, looks_like_file
 from . import offline_commands as commands
 from . import offline_tasks as tasks
-from .code_names import code_names, defined_names, frequent_names, is_code_name, is_private_helper, pattern_names
+from .code_names import (
+    code_names,
+    defined_names,
+    frequent_names,
+    is_code_name,
+    is_private_helper,
+    pattern_names,
+    quoted_names,
+)
 from .proposal import Proposal, event_seq
 
 if TYPE_CHECKING:
@@ -36,8 +44,6 @@ EDGES_PER_EDIT = 4
 #: A subagent's brief (Task/Agent): at most this many of its files and code names.
 FILES_PER_BRIEF = 12
 NAMES_PER_BRIEF = 8
-#: A code span in the assistant's text: `` `name` ``.
-CODE_SPAN_RE = re.compile(r"`([^`\n]{3,80})`")
 
 
 def _join_names(names: list[str], previous: str | None) -> str:
@@ -159,7 +165,6 @@ def fold_tool(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
             commands.background_done(p, str(data.get("ref") or ""), str(data.get("out") or ""), failed, seq, state, final=True)
 
 
-
 def _brief(p: Proposal, data: dict[str, Any], seq: int | None) -> None:
     """What the assistant asked a subagent to look at: the code names it quotes, and the
     files it lists that the session already holds. A file only a subagent was sent to read
@@ -170,6 +175,5 @@ def _brief(p: Proposal, data: dict[str, Any], seq: int | None) -> None:
         path = p.path(raw)
         if path and p.kind_of(file_id(path)) == "file":
             p.by(file_id(path), "assistant", seq)
-    for name in code_names(" ".join(CODE_SPAN_RE.findall(text)), NAMES_PER_BRIEF):
-        if not looks_like_file(name):
-            p.by(p.node(name, "technical", "symbol"), "assistant", seq)
+    for name in quoted_names(text, NAMES_PER_BRIEF):  # (a code name is never a file's name)
+        p.by(p.node(name, "technical", "symbol"), "assistant", seq)
