@@ -19,6 +19,7 @@ from rich.table import Table
 from rolling_graph import adopt
 from rolling_graph.cli import demo as cli_demo
 from rolling_graph.cli import eval as cli_eval
+from rolling_graph.cli import forget as cli_forget
 from rolling_graph.cli import replay as cli_replay
 from rolling_graph.cli import session_list, show, stats, view
 from rolling_graph.cli.console import Group, report
@@ -60,7 +61,7 @@ def _root(
 
 
 #: Modules that add commands through ``register(app)``, in help order.
-COMMAND_MODULES = (cli_replay, show, session_list, stats, view, cli_eval, reconcile_cli, graduation_cli)
+COMMAND_MODULES = (cli_replay, show, cli_forget, session_list, stats, view, cli_eval, reconcile_cli, graduation_cli)
 
 
 def _register_all() -> None:

@@ -68,8 +68,8 @@ def focus_of(doc: GraphDoc) -> list[str]:
     return doc.get("focus") or []
 
 
-def resolve_node(doc: GraphDoc, name: str) -> str | None:
-    """A node id from what the user typed: the id, the label, or a unique id fragment."""
+def exact_node(doc: GraphDoc, name: str) -> str | None:
+    """A node id from what the user typed: the id, or the label (one node's, any case)."""
     nodes = nodes_of(doc)
     if name in nodes:
         return name
@@ -77,9 +77,16 @@ def resolve_node(doc: GraphDoc, name: str) -> str | None:
     if slug in nodes:
         return slug
     by_label = [nid for nid, n in nodes.items() if clean(n.get("label")).lower() == name.strip().lower()]
-    if len(by_label) == 1:
-        return by_label[0]
-    partial = [nid for nid in nodes if slug in nid]
+    return by_label[0] if len(by_label) == 1 else None
+
+
+def resolve_node(doc: GraphDoc, name: str) -> str | None:
+    """A node id from what the user typed: :func:`exact_node`, or a unique id fragment."""
+    found = exact_node(doc, name)
+    if found is not None:
+        return found
+    slug = slugify(name)
+    partial = [nid for nid in nodes_of(doc) if slug in nid]
     return partial[0] if len(partial) == 1 else None
 
 
@@ -290,7 +297,10 @@ def render_provenance(doc: GraphDoc, node_id: str, rows: list[dict[str, Any]]) -
         for k in ("domain", "kind", "confidence", "first_seen", "last_activated")
         if node.get(k)
     ]
-    parts.append(Text(" · ".join(facts) + f" · weight {weight_of(node):.2f}", style="dim"))
+    if node:
+        parts.append(Text(" · ".join(facts) + f" · weight {weight_of(node):.2f}", style="dim"))
+    else:
+        parts.append(Text("No longer in the graph: the user forgot it (the last entry below).", style="yellow"))
     sources = [clean(s, 80) for s in node.get("sources") or [] if isinstance(s, str)]
     if sources:
         parts.append(Text(f"sources: {', '.join(sources)}", style="dim"))

@@ -19,6 +19,8 @@ from rolling_graph import snapshot
 from rolling_graph.cli.console import console, fail
 from rolling_graph.cli.render_formats import to_dot, to_json, to_mermaid
 from rolling_graph.cli.render_views import (
+    entry_touches,
+    exact_node,
     provenance,
     render_branch,
     render_provenance,
@@ -169,10 +171,17 @@ def do_why(
     fallback_when_missing: bool = False,
 ) -> None:
     out = out or console()
-    res, doc, nid = _resolve_with_node(settings, session, node, fallback_when_missing)
-    rows = provenance(load_journal(settings, res.session_id), nid)
+    res = resolve_session(settings, session, fallback_when_missing=fallback_when_missing)
+    doc = load_document(settings, res.session_id)
+    journal = load_journal(settings, res.session_id)
+    nid = exact_node(doc, node)
+    if nid is None and any(e.get("kind") == "forget" and entry_touches(e, node.strip()) for e in journal):
+        nid = node.strip()  # a node the user forgot (rgraph forget): in the journal, not the graph
+    nid = nid or resolve_node(doc, node)
+    if nid is None:
+        raise unknown_node(doc, node)
     out.print(f"[dim]{_origin(res)}[/]")
-    out.print(render_provenance(doc, nid, rows))
+    out.print(render_provenance(doc, nid, provenance(journal, nid)))
 
 
 def do_expand(

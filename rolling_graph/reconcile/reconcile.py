@@ -22,7 +22,7 @@ from rolling_graph.config import Settings
 from rolling_graph.model import DOMAINS, KINDS, LABEL_MAX, SUMMARY_MAX, VERBS
 from rolling_graph.project import project_key
 from rolling_graph.rank_hot import count, facts_of
-from rolling_graph.reconcile import db, embeddings, keys, merge, rank, resume, upsert, warm_facts
+from rolling_graph.reconcile import db, embeddings, forget, keys, merge, rank, resume, upsert, warm_facts
 from rolling_graph.reconcile.embed_alongside import EmbedAlongside, pending, store_pending
 from rolling_graph.redact import redact
 from rolling_graph.sidecar import SidecarStore
@@ -211,6 +211,11 @@ def reconcile_doc(
             ).fetchone()
             if row is not None and int(row[0]) >= seq:
                 return ReconcileResult(session_id, root, trigger, seq, noop=True)
+            gone = forget.forgotten(conn, pid)  # what the user forgot stays forgotten (rgraph forget)
+            if gone:
+                nodes = forget.keep_remembered(nodes, gone)
+                kept = {n["id"] for n in nodes}
+                edges = [e for e in edges if e["source"] in kept and e["target"] in kept]
             if nodes and parallel_embedding:
                 alongside = EmbedAlongside(conn, embedder, pid, nodes, root=root, session_id=session_id, seq=seq).start()
             fresh = upsert.upsert_nodes(conn, pid, session_id, seq, nodes, policy)

@@ -1,0 +1,59 @@
+"""Forget nodes of a project's warm graph (``rgraph forget``), and keep them forgotten.
+
+A forgotten node is deleted with everything that hangs off it (its edges, per-session
+contributions, vectors, graduation drafts), and remembered in ``forgotten_nodes`` with the
+time. Reconciliation then drops a session's contribution of that node unless the session
+touched it after that time (:func:`keep_remembered`): reconciling an old sidecar again, or a
+session that pulled the node and never used it, does not bring it back; new work on the
+same name does. The project's resume snapshot is rewritten at once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from rolling_graph.config import Settings
+from rolling_graph.reconcile import resume, upsert
+
+
+def forget_nodes(conn: Any, settings: Settings, root: str, names: list[str]) -> list[tuple[str, str, bool]]:
+    """Forget the nodes of project ``root`` whose id or label (case-insensitive) is one of
+    ``names``; returns ``(id, label, anchor)`` of each one forgotten (an anchor came from flat
+    memory, and seeding brings it back while its memory is there). Commits; rewrites the snapshot."""
+    if not names:
+        return []
+    now = settings.clock.now()
+    lowered = [n.lower() for n in names]
+    with conn.transaction():
+        conn.execute(f"SELECT pg_advisory_xact_lock({upsert.PROJECT_LOCK})", (root,))  # not during a reconcile
+        row = conn.execute("SELECT id FROM projects WHERE root = %s", (root,)).fetchone()
+        if row is None:
+            return []
+        pid = int(row[0])
+        gone = conn.execute(
+            "DELETE FROM nodes WHERE project_id = %s AND (id = ANY(%s) OR lower(label) = ANY(%s)) RETURNING id, label, anchor",
+            (pid, names, lowered),
+        ).fetchall()
+        for nid, label, _anchor in gone:
+            conn.execute(
+                "INSERT INTO forgotten_nodes (project_id, node_id, label, forgotten_at) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (project_id, node_id) DO UPDATE SET label = EXCLUDED.label, forgotten_at = EXCLUDED.forgotten_at",
+                (pid, nid, label, now),
+            )
+    if gone:
+        resume.refresh_snapshot(conn, settings, root)
+    return [(str(nid), str(label), bool(anchor)) for nid, label, anchor in gone]
+
+
+def forgotten(conn: Any, pid: int) -> dict[str, datetime]:
+    """The project's forgotten node ids and when each was forgotten."""
+    return {str(nid): at for nid, at in conn.execute("SELECT node_id, forgotten_at FROM forgotten_nodes WHERE project_id = %s", (pid,))}
+
+
+def keep_remembered(nodes: list[dict[str, Any]], gone: dict[str, datetime]) -> list[dict[str, Any]]:
+    """``nodes`` (as :func:`rolling_graph.reconcile.reconcile._clean_nodes` gives them) less
+    those forgotten since this session last touched them."""
+    if not gone:
+        return nodes
+    return [n for n in nodes if n["id"] not in gone or n["last_activated"] > gone[n["id"]]]
