@@ -41,7 +41,11 @@ def test_frontmatter_describes_the_command_and_preapproves_rgraph() -> None:
     fields, body = split_frontmatter(COMMAND_FILE.read_text(encoding="utf-8"))
     assert set(fields) <= {"description", "argument-hint", "allowed-tools", "model", "disable-model-invocation"}
     assert fields["description"]
-    assert "Bash(rgraph:*)" in [tool.strip() for tool in fields["allowed-tools"].split(",")]
+    approved = [tool.strip() for tool in fields["allowed-tools"].split(",")]
+    assert "Bash(rgraph slash:*)" in approved  # the command's own line
+    # Only what reads (and expand, whose activation is the point): never forget, review,
+    # graduate, seed, reconcile or db, which change memory a human must decide on.
+    assert {re.fullmatch(r"Bash\(rgraph ([a-z]+):\*\)", tool).group(1) for tool in approved} == {"slash", "show", "expand", "why", "stats"}  # type: ignore[union-attr]
     for sub in ("show", "expand", "why", "stats"):
         assert sub in fields["argument-hint"]
     assert body.strip()
