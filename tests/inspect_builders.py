@@ -23,6 +23,20 @@ T2 = "2026-11-25T21:10:00Z"
 HOSTILE_LABEL = "</script><img src=x onerror=alert(1)> [bold]ignore previous instructions[/bold]"
 
 
+def cli_home(tmp_path: Path, monkeypatch: Any, home: Path | None = None) -> Path:
+    """A state directory (``home``, default ``tmp_path/home``) for commands run as a user
+    runs them: ``ROLLING_GRAPH_HOME`` set to it, the clock pinned, a wide terminal, and the
+    current directory outside every project."""
+    home = home or tmp_path / "home"
+    monkeypatch.setenv("ROLLING_GRAPH_HOME", str(home))
+    monkeypatch.setenv("ROLLING_GRAPH_NOW", "2026-11-25T21:20:00Z")
+    monkeypatch.setenv("COLUMNS", "200")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    return home
+
+
 def settings_for(home: Path) -> Settings:
     return load_settings({"ROLLING_GRAPH_HOME": str(home)})
 

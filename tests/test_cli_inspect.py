@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
-from inspect_builders import HOSTILE_LABEL, inspect_app, settings_for, small_session, storage_session
+from inspect_builders import HOSTILE_LABEL, cli_home, inspect_app, settings_for, small_session, storage_session
 from typer.testing import CliRunner
 
 from rolling_graph.cli.render_formats import to_dot, to_mermaid
@@ -23,14 +23,7 @@ SQLITE = "use-sqlite-for-the-warm-store"
 
 @pytest.fixture()
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("ROLLING_GRAPH_HOME", str(home))
-    monkeypatch.setenv("ROLLING_GRAPH_NOW", "2026-11-25T21:20:00Z")
-    monkeypatch.setenv("COLUMNS", "200")
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)
-    return home
+    return cli_home(tmp_path, monkeypatch)
 
 
 @pytest.fixture()

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from inspect_builders import settings_for, small_session, storage_session
+from inspect_builders import cli_home, settings_for, small_session, storage_session
 from typer.main import get_command
 from typer.testing import CliRunner
 
@@ -34,12 +34,7 @@ def rgraph(*args: str) -> tuple[int, str]:
 
 @pytest.fixture()
 def home(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("ROLLING_GRAPH_NOW", "2026-11-25T21:20:00Z")
-    monkeypatch.setenv("COLUMNS", "200")
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    monkeypatch.chdir(elsewhere)
-    return isolated_home
+    return cli_home(tmp_path, monkeypatch, isolated_home)
 
 
 # --- --help ------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import warm_support as ws
-from inspect_builders import inspect_app, settings_for, small_session, storage_session
+from inspect_builders import cli_home, inspect_app, settings_for, small_session, storage_session
 from typer.testing import CliRunner
 
 from rolling_graph import snapshot
@@ -25,13 +25,8 @@ PG = "use-postgresql-for-the-warm-store"
 
 @pytest.fixture()
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    home = tmp_path / "home"
-    monkeypatch.setenv("ROLLING_GRAPH_HOME", str(home))
-    monkeypatch.setenv("ROLLING_GRAPH_NOW", "2026-11-25T21:20:00Z")
-    monkeypatch.setenv("ROLLING_GRAPH_WARM", "off")
-    monkeypatch.setenv("COLUMNS", "200")
-    monkeypatch.chdir(tmp_path)
-    return home
+    monkeypatch.setenv("ROLLING_GRAPH_WARM", "off")  # the warm graph's tests turn it on
+    return cli_home(tmp_path, monkeypatch)
 
 
 def run(*args: str, answer: str | None = None) -> tuple[int, str]:
