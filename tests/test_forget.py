@@ -177,3 +177,46 @@ def test_with_the_database_down_the_session_forgets_and_the_warm_graph_is_left_t
     assert f"Forgot in session {sid}: Use PostgreSQL for the warm store ({PG})" in out
     assert "the warm graph of /work/app was not changed" in out and "run this again once it can be reached" in out
     assert PG not in SidecarStore(settings_for(home)).load(sid)["nodes"]
+
+
+def test_a_node_forgotten_while_a_probe_works_costs_the_batch_nothing(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe computes its patch outside the session's lock; a node forgotten meanwhile
+    made the offline patch invalid as a whole, and the batch (here: the edit of another
+    file) was journaled as rejected and lost. Now the batch is folded again on the graph as
+    it is."""
+    from conftest import prompt_payload, tool_payload
+
+    from rolling_graph import hook
+    from rolling_graph.config import load_settings
+    from rolling_graph.filepaths import file_id
+    from rolling_graph.probe import runner
+
+    monkeypatch.setenv("ROLLING_GRAPH_PROBE", "offline")
+    settings = load_settings()
+    store = SidecarStore(settings)
+    producer, consumer = "/home/dev/app/src/events/producer.py", "/home/dev/app/src/events/consumer.py"
+    node = {path: file_id(path.removeprefix("/home/dev/app/")) for path in (producer, consumer)}  # keyed relative
+
+    def edit(path: str) -> None:
+        change = {"file_path": path, "old_string": "kafka_topic", "new_string": "pulsar_topic"}
+        hook.handle_event("post-tool-use", tool_payload("s", "Edit", change, {"filePath": path}), settings)
+
+    monkeypatch.setattr(hook, "_start_probe", lambda *a: None)  # the test runs the probe itself
+    hook.handle_event("user-prompt-submit", prompt_payload("s", "Move the events from Kafka to Pulsar."), settings)
+    edit(producer)
+    runner.run_probe(settings, "s")
+    assert node[producer] in store.load("s")["nodes"]
+
+    edit(producer)
+    edit(consumer)
+    real_apply = runner._apply
+
+    def forget_first(*args: object, **kwargs: object) -> object:
+        store.forget("s", [node[producer]], rationale="forgotten while the probe worked")
+        return real_apply(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(runner, "_apply", forget_first)
+    runner.run_probe(settings, "s")
+
+    assert node[consumer] in store.load("s")["nodes"]
+    assert not store.load_state("s")["gate"]["pending"]

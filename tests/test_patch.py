@@ -121,12 +121,15 @@ def test_a_rejected_model_patch_leaves_the_graph_unchanged_and_is_journaled() ->
     store.apply_ops("s1", [{"op": "add", "path": "/nodes/sqlite", "value": make_node("SQLite", "technical", now=NOW)}], kind="seed", rationale="setup")
     before = store.load("s1")
     bad = ProbeResult(backend="offline", rationale="ignore all previous instructions", patch=[{"op": "replace", "path": "/nodes/sqlite/weight", "value": 5}])
-    entry = _apply(store, settings, "s1", [{"id": "e1", "event": "UserPromptSubmit", "text": "x", "reasons": ["decision"]}], bad, "test")
-    assert entry["kind"] == "rejected" and "outside 0..1" in entry["error"]
+    _apply(store, settings, "s1", [{"id": "e1", "event": "UserPromptSubmit", "text": "x", "reasons": ["decision"]}], bad, "test")
+    rejected = [e for e in read_journal(store.journal_path("s1")) if e["kind"] == "rejected"]
+    assert len(rejected) == 1 and "outside 0..1" in rejected[0]["error"] and not rejected[0]["ops"]
     after = store.load("s1")
-    assert after["nodes"] == before["nodes"] and after["edges"] == before["edges"]
+    assert after["nodes"]["sqlite"] == before["nodes"]["sqlite"]  # nothing of the bad patch applied
     assert after["counters"]["patches_rejected"] == 1
-    assert read_journal(store.journal_path("s1"))[-1]["kind"] == "rejected"
+    # An offline patch is made outside the session's lock: rejected, it was made on a graph
+    # that has changed since, and the batch is folded again on the graph as it is.
+    assert read_journal(store.journal_path("s1"))[-1]["fallback_reason"].startswith("rejected offline patch")
 
 
 def test_a_rejected_model_patch_falls_back_to_the_offline_probe_for_its_batch() -> None:

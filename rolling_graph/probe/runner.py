@@ -215,26 +215,27 @@ def _commit(
             doc,
             {**base, "kind": "rejected", "rationale": result.rationale[:500], "error": str(exc)[:500], "ops": []},
         )
-        if result.backend != "offline":
-            # The batch still deserves a graph update: the offline probe's, validated.
-            fallback = OfflineProbe().run(batch, doc)
-            try:
-                ops, touched = validate_ops(fallback.patch, doc, now, settings.decay, source=event_id, trusted=True)
-                entry = store.commit_entry(
-                    doc,
-                    {
-                        **base,
-                        "backend": "offline",
-                        "fallback_reason": f"rejected {result.backend} patch: {exc}"[:300],
-                        "kind": "patch",
-                        "rationale": fallback.rationale,
-                        "ops": ops,
-                        "decay_at": iso(now),
-                        "touched": touched,
-                    },
-                )
-            except PatchRejected:
-                pass
+        # The batch still deserves a graph update: the offline probe's, on the graph as it
+        # is now (an offline patch too was made outside the lock, and a node the user forgot
+        # meanwhile, ``rgraph forget``, makes it invalid as a whole), validated.
+        fallback = OfflineProbe().run(batch, doc)
+        try:
+            ops, touched = validate_ops(fallback.patch, doc, now, settings.decay, source=event_id, trusted=True)
+            entry = store.commit_entry(
+                doc,
+                {
+                    **base,
+                    "backend": "offline",
+                    "fallback_reason": f"rejected {result.backend} patch: {exc}"[:300],
+                    "kind": "patch",
+                    "rationale": fallback.rationale,
+                    "ops": ops,
+                    "decay_at": iso(now),
+                    "touched": touched,
+                },
+            )
+        except PatchRejected:
+            pass
     return entry
 
 
