@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 import warm_support as ws
-from inspect_builders import cli_home, inspect_app, settings_for, small_session, storage_session
+from inspect_builders import add_node_op, cli_home, commit, inspect_app, settings_for, small_session, storage_session
 from typer.testing import CliRunner
 
 from rolling_graph import snapshot
 from rolling_graph.cli import forget as cli_forget
+from rolling_graph.model import make_node
 from rolling_graph.reconcile import db
 from rolling_graph.reconcile.forget import forget_nodes
 from rolling_graph.reconcile.read import warm_document
@@ -139,6 +140,11 @@ def test_rgraph_forget_removes_the_node_from_the_session_and_the_projects_warm_g
     assert PG not in SidecarStore(settings).load(sid)["nodes"] and PG not in warm_document(settings, project)["nodes"]
     code, out = run("forget", PG, "--session", sid, "--yes")  # already gone everywhere
     assert code == 1 and "no node named" in out
+
+    fresh = make_node("Use Valkey for the cache", "technical", "decision", now=T0)  # never reconciled
+    commit(SidecarStore(settings), sid, [add_node_op(fresh)], kind="patch", backend="offline", rationale="new", at="2026-11-25T21:15:00Z")
+    code, out = run("forget", "Use Valkey for the cache", "--session", sid, "--yes")
+    assert code == 0 and "Forgot in session" in out and f"The warm graph of {project} held none of them." in out
 
 
 @pytest.mark.db

@@ -73,6 +73,8 @@ def do_forget(
     warm_gone = _forget_warm(settings, root, [*found, *names], out) if warm else []
     if not hot_gone and not warm_gone:
         raise _not_found(names, places, doc)
+    if warm and not warm_gone:
+        out.print(f"[dim]The warm graph of {escape(root)} held none of them.[/]")
     left = [n for n in names if n not in hot_names and not any(n == nid or n.lower() == label.lower() for nid, label in warm_gone)]
     if left:
         out.print(f"[yellow]Not found: {escape(', '.join(left))}[/]")
