@@ -114,6 +114,12 @@ def test_a_node_forgotten_in_the_warm_graph_stays_out_when_an_old_sidecar_is_rec
     ws.reconcile(settings, first)
     assert "use-celery-for-the-reminders" not in warm_document(settings, project)["nodes"]
 
+    twins = [ws.node("Retry", 0.5, at=T0, node_id="retry-policy"), ws.node("Retry", 0.5, at=T0, node_id="retry-button")]
+    ws.reconcile(settings, ws.hot_doc("s4", project, twins, at=T0))
+    with db.connect(settings) as conn:
+        assert forget_nodes(conn, settings, project, ["retry"]) == []  # a label two nodes share names neither
+        assert forget_nodes(conn, settings, project, ["retry-button"]) == [("retry-button", "Retry", False)]
+
     later = datetime.now(UTC) + timedelta(hours=1)  # new work on the name, after it was forgotten
     ws.reconcile(settings, ws.hot_doc("s3", project, [ws.node("Use Celery for the reminders", 0.6, at=later, kind="decision")], at=later))
     assert ws.rows(settings, "SELECT session_count FROM nodes WHERE id = 'use-celery-for-the-reminders'") == [(1,)]
@@ -135,7 +141,7 @@ def test_rgraph_forget_removes_the_node_from_the_session_and_the_projects_warm_g
     code, out = run("forget", PG, "no-such-node", "--session", sid, "--yes")
 
     assert code == 0, out
-    assert "Not found: no-such-node" in out
+    assert "Not found (or a label more than one node has: give the id): no-such-node" in out
     assert f"Forgot in session {sid}" in out and f"Forgot in the warm graph of {project}: Use PostgreSQL for the warm store ({PG})" in out
     assert PG not in SidecarStore(settings).load(sid)["nodes"] and PG not in warm_document(settings, project)["nodes"]
     code, out = run("forget", PG, "--session", sid, "--yes")  # already gone everywhere

@@ -77,7 +77,7 @@ def do_forget(
         out.print(f"[dim]The warm graph of {escape(root)} held none of them.[/]")
     left = [n for n in names if n not in hot_names and not any(n == nid or n.lower() == label.lower() for nid, label in warm_gone)]
     if left:
-        out.print(f"[yellow]Not found: {escape(', '.join(left))}[/]")
+        out.print(f"[yellow]Not found (or a label more than one node has: give the id): {escape(', '.join(left))}[/]")
 
 
 def _not_found(names: list[str], places: list[str], doc: GraphDoc | None) -> InspectError:

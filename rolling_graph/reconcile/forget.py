@@ -18,22 +18,30 @@ from rolling_graph.reconcile import resume, upsert
 
 
 def forget_nodes(conn: Any, settings: Settings, root: str, names: list[str]) -> list[tuple[str, str, bool]]:
-    """Forget the nodes of project ``root`` whose id or label (case-insensitive) is one of
-    ``names``; returns ``(id, label, anchor)`` of each one forgotten (an anchor came from flat
-    memory, and seeding brings it back while its memory is there). Commits; rewrites the snapshot."""
+    """Forget the nodes of project ``root`` that ``names`` name: by id, or by a label (any
+    case) that one node alone has. Returns ``(id, label, anchor)`` of each one forgotten (an
+    anchor came from flat memory, and seeding brings it back while its memory is there).
+    Commits; rewrites the snapshot."""
     if not names:
         return []
     now = settings.clock.now()
-    lowered = [n.lower() for n in names]
     with conn.transaction():
         conn.execute(f"SELECT pg_advisory_xact_lock({upsert.PROJECT_LOCK})", (root,))  # not during a reconcile
         row = conn.execute("SELECT id FROM projects WHERE root = %s", (root,)).fetchone()
         if row is None:
             return []
         pid = int(row[0])
+        found = conn.execute(
+            "SELECT id, lower(label) FROM nodes WHERE project_id = %s AND (id = ANY(%s) OR lower(label) = ANY(%s))",
+            (pid, names, [n.lower() for n in names]),
+        ).fetchall()
+        ids = {str(nid) for nid, _ in found if nid in names}
+        for name in names:
+            by_label = [str(nid) for nid, label in found if label == name.lower()]
+            if name not in ids and len(by_label) == 1:  # a label two nodes share names neither
+                ids.add(by_label[0])
         gone = conn.execute(
-            "DELETE FROM nodes WHERE project_id = %s AND (id = ANY(%s) OR lower(label) = ANY(%s)) RETURNING id, label, anchor",
-            (pid, names, lowered),
+            "DELETE FROM nodes WHERE project_id = %s AND id = ANY(%s) RETURNING id, label, anchor", (pid, sorted(ids))
         ).fetchall()
         for nid, label, _anchor in gone:
             conn.execute(
