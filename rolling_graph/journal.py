@@ -13,7 +13,8 @@ An entry::
 ``kind`` is one of ``patch`` (a probe's validated proposal), ``rejected`` (a proposal that
 failed validation: ``error`` says why; nothing applied), ``activate`` (an expansion or
 mention), ``resume`` / ``pull`` / ``seed`` (nodes brought in from the warm graph),
-``forget`` (nodes and their edges the user removed: ``rgraph forget``). Only
+``forget`` / ``unforget`` (nodes and their edges the user removed, and put back:
+``rgraph forget``, :mod:`rolling_graph.forget`). Only
 the ``ops`` and ``decay_at`` of an entry change the graph, always through the same
 deterministic code, live and in a rebuild.
 """

@@ -356,28 +356,3 @@ class SidecarStore(SessionFiles):
                     {"kind": "activate", "rationale": rationale, "event_id": event_id, "backend": "user", "reasons": ["expand"], "ops": ops},
                 )
         return found
-
-    def forget(self, sid: str, node_ids: list[str], *, rationale: str) -> list[str]:
-        """Remove nodes, with every edge at either end, because the user said so; journaled
-        (kind ``forget``), so a rebuild from the journal forgets them too. New activity may
-        bring a name back as a new node. Returns the ids that existed and were removed."""
-        with self.transaction(sid) as doc:
-            found = [n for n in dict.fromkeys(node_ids) if n in doc["nodes"]]
-            if found:
-                gone = set(found)
-                ops: list[PatchOp] = [
-                    {"op": "remove", "path": f"/edges/{_pointer(key)}"}
-                    for key, edge in doc["edges"].items()
-                    if edge.get("source") in gone or edge.get("target") in gone
-                ]
-                ops += [{"op": "remove", "path": f"/nodes/{_pointer(nid)}"} for nid in found]
-                self.commit_entry(
-                    doc, {"kind": "forget", "rationale": rationale, "event_id": None, "backend": "user", "reasons": ["forget"], "ops": ops}
-                )
-        return found
-
-
-def _pointer(key: str) -> str:
-    """One RFC 6901 pointer part: ``~`` and ``/`` escaped (an edge key may hold neither, but
-    a pointer is only right escaped)."""
-    return key.replace("~", "~0").replace("/", "~1")

@@ -200,6 +200,13 @@ class SessionDoc(GraphDoc):
 PatchOp = TypedDict("PatchOp", {"op": str, "path": str, "value": NotRequired[Any], "from": NotRequired[str]})
 
 
+class ForgetRecord(TypedDict):
+    """The nodes and edges a ``forget`` entry removed, as they were (for ``unforget``)."""
+
+    nodes: dict[str, Node]
+    edges: dict[str, Edge]
+
+
 class JournalEntry(TypedDict, total=False):
     """One line of ``<sid>.journal.jsonl`` (:mod:`rolling_graph.journal`). ``seq`` and
     ``at`` are filled in by ``SidecarStore.commit_entry``; read entries always have them."""
@@ -208,7 +215,7 @@ class JournalEntry(TypedDict, total=False):
     at: str
     session_id: str
     project: str | None  # on the first (init) entry
-    kind: str  # init, patch, rejected, activate, resume, pull, seed, note
+    kind: str  # init, patch, rejected, activate, resume, pull, seed, note, forget, unforget
     rationale: str
     reasons: list[str]
     ops: list[PatchOp]
@@ -223,6 +230,7 @@ class JournalEntry(TypedDict, total=False):
     fallback_reason: str
     touched: list[str]
     error: str  # why a proposal was rejected
+    removed: ForgetRecord  # forget: what its ops removed, as it was (data, never applied)
 
 
 # -- the hook index -------------------------------------------------------------------------

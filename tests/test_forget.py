@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from rolling_graph import snapshot
 from rolling_graph.cli import forget as cli_forget
+from rolling_graph.forget import forget as forget_hot
 from rolling_graph.model import make_node
 from rolling_graph.reconcile import db
 from rolling_graph.reconcile.forget import forget_nodes
@@ -83,6 +84,29 @@ def test_in_a_terminal_forget_asks_first_and_no_keeps_the_node(home: Path, monke
     assert code == 0 and PG not in SidecarStore(settings_for(home)).load(sid)["nodes"]
 
 
+def test_undo_puts_a_forgotten_node_back_as_it_was_with_its_edges_and_list_says_what_went(home: Path) -> None:
+    sid = storage_session(settings_for(home))
+    store = SidecarStore(settings_for(home))
+    before = store.load(sid)
+    run("forget", "Use PostgreSQL for the warm store", "--session", sid, "--yes")
+    code, out = run("forget", "--list", "--session", sid)
+    assert code == 0 and f"Forgotten in session {sid}: Use PostgreSQL for the warm store ({PG}, " in out
+
+    code, out = run("forget", "--undo", "use postgresql for the warm store", "--session", sid)  # a label, any case
+
+    assert code == 0 and f"Put back in session {sid}: Use PostgreSQL for the warm store ({PG})" in out
+    after = store.load(sid)
+    assert after["nodes"][PG]["label"] == before["nodes"][PG]["label"] and after["nodes"][PG]["kind"] == "decision"
+    assert {k for k in after["edges"] if PG in k.split("|")} == {k for k in before["edges"] if PG in k.split("|")}
+    (home / "sessions" / f"{sid}.graph.json").unlink()  # the journal says the same
+    (home / "sessions" / f"{sid}.graph.cache").unlink(missing_ok=True)
+    assert PG in store.load(sid)["nodes"]
+    assert [e["kind"] for e in store.read_journal(sid)][-2:] == ["forget", "unforget"]
+    assert f"Forgotten in session {sid}: none" in run("forget", "--list", "--session", sid)[1]
+    code, out = run("forget", "--undo", PG, "--session", sid)  # nothing left to put back
+    assert code == 1 and "nothing named" in out and "was forgotten" in out
+
+
 # -- the warm graph -----------------------------------------------------------------------------
 dsn = ws.database("forget")
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -146,6 +170,12 @@ def test_rgraph_forget_removes_the_node_from_the_session_and_the_projects_warm_g
     assert PG not in SidecarStore(settings).load(sid)["nodes"] and PG not in warm_document(settings, project)["nodes"]
     code, out = run("forget", PG, "--session", sid, "--yes")  # already gone everywhere
     assert code == 1 and "no node named" in out
+
+    code, out = run("forget", "--undo", PG, "--session", sid)  # back in the session, and reconciled again from it
+    assert code == 0 and f"Let back into the warm graph of {project}: {PG} (reconciled again from this session)" in out
+    assert PG in warm_document(settings, project)["nodes"]
+    assert f"Forgotten in the warm graph of {project}: none" in run("forget", "--list", "--session", sid)[1]
+    run("forget", PG, "--session", sid, "--yes")
 
     fresh = make_node("Use Valkey for the cache", "technical", "decision", now=T0)  # never reconciled
     commit(SidecarStore(settings), sid, [add_node_op(fresh)], kind="patch", backend="offline", rationale="new", at="2026-11-25T21:15:00Z")
@@ -224,7 +254,7 @@ def test_a_node_forgotten_while_a_probe_works_costs_the_batch_nothing(home: Path
     real_apply = runner._apply
 
     def forget_first(*args: object, **kwargs: object) -> object:
-        store.forget("s", [node[producer]], rationale="forgotten while the probe worked")
+        forget_hot(store, "s", [node[producer]], rationale="forgotten while the probe worked")
         return real_apply(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(runner, "_apply", forget_first)

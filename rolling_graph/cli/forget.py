@@ -1,5 +1,5 @@
 """``rgraph forget``: remove what the memory should not hold, from the session's hot graph
-and the project's warm graph, journaled and for good.
+and the project's warm graph, journaled; ``--undo`` puts it back, ``--list`` says what went.
 
 A wrong decision the extractor read into Claude's text, a file that does not matter: once
 forgotten, a node leaves the session's graph (with its edges; the journal records who and
@@ -22,12 +22,37 @@ from rolling_graph.cli.console import console, fail
 from rolling_graph.cli.render_views import exact_node, suggestions
 from rolling_graph.cli.sessions import InspectError, load_document, resolve_session, settings_or_error, store
 from rolling_graph.config import Settings
+from rolling_graph.forget import forget, unforget
 from rolling_graph.project import project_root
 
 if TYPE_CHECKING:
     from rolling_graph.types import GraphDoc
 
 SESSION_HELP = "Session id (default: the current directory's project's latest session)."
+RATIONALE = "forgotten by user (rgraph forget)"
+
+
+class _Target:
+    """Where ``rgraph forget`` works: the session meant (None: the warm graph alone), its
+    graph, the project's root, and whether the warm graph is in play."""
+
+    def __init__(self, settings: Settings, session: str | None, project: str | None, hot_only: bool) -> None:
+        self.warm = settings.warm and not hot_only
+        try:
+            res = resolve_session(settings, session, cwd=project)
+        except InspectError:
+            if session or not self.warm:
+                raise
+            res = None  # no session here: the warm graph alone
+        if res is not None and res.how == "latest":  # another project's session: not what was meant
+            if not self.warm:
+                raise InspectError(f"no session of {project_root(project or str(Path.cwd()))}; name one with --session")
+            res = None
+        self.sid = res.session_id if res is not None else None
+        self.doc = load_document(settings, res.session_id) if res is not None else None
+        self.root = project_root(project) if project else (self.doc.get("project") if self.doc else None) or project_root(str(Path.cwd()))
+        self.places = [f"session {self.sid}"] if self.sid else []
+        self.places += [f"the warm graph of {self.root}"] if self.warm else []
 
 
 def do_forget(
@@ -35,49 +60,94 @@ def do_forget(
     hot_only: bool = False, yes: bool = False, out: Console | None = None,
 ) -> None:
     out = out or console()
-    warm = settings.warm and not hot_only
-    try:
-        res = resolve_session(settings, session, cwd=project)
-    except InspectError:
-        if session or not warm:
-            raise
-        res = None  # no session here: the warm graph alone
-    if res is not None and res.how == "latest":  # another project's session: not what was meant
-        if not warm:
-            raise InspectError(f"no session of {project_root(project or str(Path.cwd()))}; name one with --session")
-        res = None
-    doc = load_document(settings, res.session_id) if res is not None else None
-    root = project_root(project) if project else (doc.get("project") if doc else None) or project_root(str(Path.cwd()))
+    t = _Target(settings, session, project, hot_only)
     found: dict[str, str] = {}  # hot node id -> label; never a fragment: forgetting is for good
     hot_names: set[str] = set()
     for name in names:
-        nid = exact_node(doc, name) if doc is not None else None
-        if doc is not None and nid is not None:
-            found[nid] = doc["nodes"][nid]["label"]
+        nid = exact_node(t.doc, name) if t.doc is not None else None
+        if t.doc is not None and nid is not None:
+            found[nid] = t.doc["nodes"][nid]["label"]
             hot_names.add(name)
-    places = [f"session {res.session_id}"] if res is not None else []
-    places += [f"the warm graph of {root}"] if warm else []
-    if not found and not warm:
-        raise _not_found(names, places, doc)
+    if not found and not t.warm:
+        raise _not_found(names, t.places, t.doc)
     if not yes:
         if not interactive():
-            raise InspectError("rgraph forget removes nodes for good: add --yes to confirm")
+            raise InspectError("rgraph forget removes nodes from memory: add --yes to confirm (--undo puts them back)")
         what = ", ".join(f"{label} ({nid})" for nid, label in found.items()) if found else ", ".join(names)
-        if not typer.confirm(f"Forget {what} from {' and '.join(places)}?", default=False):
+        if not typer.confirm(f"Forget {what} from {' and '.join(t.places)}?", default=False):
             out.print("Nothing forgotten.")
             return
-    hot_gone = store(settings).forget(res.session_id, list(found), rationale="forgotten by user (rgraph forget)") if found and res else []
+    hot_gone = forget(store(settings), t.sid, list(found), rationale=RATIONALE) if found and t.sid else []
     if hot_gone:
-        out.print(f"Forgot in session {res.session_id if res else ''}: {escape(', '.join(f'{found[n]} ({n})' for n in hot_gone))} "
-                  "(journaled; `rgraph why ID` tells it).")
-    warm_gone = _forget_warm(settings, root, [*found, *names], out) if warm else []
+        out.print(f"Forgot in session {t.sid}: {escape(', '.join(f'{found[n]} ({n})' for n in hot_gone))} "
+                  "(journaled: `rgraph why ID` tells it, `rgraph forget --undo ID` puts it back).")
+    warm_gone = _forget_warm(settings, t.root, [*found, *names], out) if t.warm else []
     if not hot_gone and not warm_gone:
-        raise _not_found(names, places, doc)
-    if warm and not warm_gone:
-        out.print(f"[dim]The warm graph of {escape(root)} held none of them.[/]")
+        raise _not_found(names, t.places, t.doc)
+    if t.warm and not warm_gone:
+        out.print(f"[dim]The warm graph of {escape(t.root)} held none of them.[/]")
     left = [n for n in names if n not in hot_names and not any(n == nid or n.lower() == label.lower() for nid, label in warm_gone)]
     if left:
         out.print(f"[yellow]Not found (or a label more than one node has: give the id): {escape(', '.join(left))}[/]")
+
+
+def _forgotten_in_session(settings: Settings, t: _Target) -> dict[str, tuple[str, str]]:
+    """The session's nodes forgotten and not back: id -> (label, when), the last forget's."""
+    if t.sid is None or t.doc is None:
+        return {}
+    gone: dict[str, tuple[str, str]] = {}
+    for entry in store(settings).read_journal(t.sid):
+        removed = entry.get("removed") if entry.get("kind") == "forget" else None
+        for nid, node in (removed.get("nodes") or {}).items() if isinstance(removed, dict) else ():
+            if isinstance(node, dict):
+                gone[nid] = (str(node.get("label") or nid), str(entry.get("at") or ""))
+    return {nid: v for nid, v in gone.items() if nid not in t.doc["nodes"]}
+
+
+def _matching(names: list[str], labels: dict[str, str]) -> list[str]:
+    """The ids ``names`` name in ``labels`` (id -> label): an id, or a label one id alone has."""
+    ids = [n for n in names if n in labels]
+    for name in names:
+        by_label = [nid for nid, label in labels.items() if label.lower() == name.strip().lower()]
+        if name not in labels and len(by_label) == 1:
+            ids.append(by_label[0])
+    return list(dict.fromkeys(ids))
+
+
+def do_undo(
+    settings: Settings, session: str | None, names: list[str], *, project: str | None = None,
+    hot_only: bool = False, out: Console | None = None,
+) -> None:
+    out = out or console()
+    t = _Target(settings, session, project, hot_only)
+    in_session = _forgotten_in_session(settings, t)
+    back = unforget(store(settings), t.sid, _matching(names, {n: v[0] for n, v in in_session.items()}), rationale="put back by user "
+                    "(rgraph forget --undo)") if t.sid else []
+    if back:
+        out.print(f"Put back in session {t.sid}: {escape(', '.join(f'{in_session[n][0]} ({n})' for n in back))} (journaled).")
+    warm_back = _undo_warm(settings, t, names, back, out) if t.warm else []
+    if not back and not warm_back:
+        raise InspectError(f"nothing named {names[0]!r} was forgotten in {' nor in '.join(t.places)}; `rgraph forget --list` lists what was")
+
+
+def do_list(settings: Settings, session: str | None, *, project: str | None = None, hot_only: bool = False,
+            out: Console | None = None) -> None:
+    out = out or console()
+    t = _Target(settings, session, project, hot_only)
+    if t.sid is not None:
+        gone = _forgotten_in_session(settings, t)
+        out.print(f"Forgotten in session {t.sid}: " + (", ".join(f"{escape(label)} ({nid}, {at})" for nid, (label, at) in gone.items()) or "none"))
+    if t.warm:
+        from rolling_graph.reconcile import db
+        from rolling_graph.reconcile.forget import forgotten_list
+
+        try:
+            with db.connect(settings) as conn:
+                rows = forgotten_list(conn, t.root)
+        except db.DatabaseUnavailable as exc:
+            raise InspectError(f"cannot read the warm graph of {t.root}: {exc}") from exc
+        listed = ", ".join(f"{escape(label)} ({nid}, {at:%Y-%m-%d %H:%M})" for nid, label, at in rows) or "none"
+        out.print(f"Forgotten in the warm graph of {escape(t.root)}: {listed}")
 
 
 def _not_found(names: list[str], places: list[str], doc: GraphDoc | None) -> InspectError:
@@ -110,12 +180,35 @@ def _forget_warm(settings: Settings, root: str, names: list[str], out: Console) 
     return [(nid, label) for nid, label, _ in gone]
 
 
+def _undo_warm(settings: Settings, t: _Target, names: list[str], back: list[str], out: Console) -> list[str]:
+    """Let the forgotten nodes back into the warm graph; with nodes put back in the session,
+    reconcile it now, so the warm graph holds them again at once."""
+    from rolling_graph.reconcile import db
+    from rolling_graph.reconcile.forget import forgotten_list, unforget_nodes
+    from rolling_graph.reconcile.reconcile import reconcile_doc
+
+    try:
+        with db.connect(settings) as conn:
+            ids = [*back, *_matching(names, {nid: label for nid, label, _ in forgotten_list(conn, t.root)})]
+            warm_back = unforget_nodes(conn, t.root, list(dict.fromkeys(ids)))
+            if back and t.sid:
+                reconcile_doc(conn, settings, store(settings).load(t.sid), "manual")
+    except db.DatabaseUnavailable as exc:
+        raise InspectError(f"the warm graph of {t.root} was not changed: {exc}; run this again once it can be reached") from exc
+    if warm_back:
+        how = "reconciled again from this session" if back else "the next reconcile of a session that holds them brings them"
+        out.print(f"Let back into the warm graph of {escape(t.root)}: {escape(', '.join(warm_back))} ({how}).")
+    return warm_back
+
+
 def register(app: typer.Typer) -> None:
     """Add ``forget`` to the ``rgraph`` app."""
 
     @app.command("forget")
     def forget_cmd(
-        nodes: Annotated[list[str], typer.Argument(metavar="NODE", help="Node ids or labels (as `rgraph show` prints them).")],
+        nodes: Annotated[list[str] | None, typer.Argument(metavar="NODE", help="Node ids or labels (as `rgraph show` prints them).")] = None,
+        undo: Annotated[bool, typer.Option("--undo", help="Put forgotten nodes back, as they were (see --list).")] = False,
+        list_: Annotated[bool, typer.Option("--list", help="List what was forgotten, in the session and the warm graph.")] = False,
         session: Annotated[str | None, typer.Option("--session", "-s", help=SESSION_HELP)] = None,
         project: Annotated[Path | None, typer.Option(
             "--project", "-p", help="The project directory meant (default: the session's, else the current directory's).")] = None,
@@ -123,11 +216,21 @@ def register(app: typer.Typer) -> None:
             "--hot-only", help="Only the session's hot graph: leave the project's warm graph as it is.")] = False,
         yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     ) -> None:
-        """Remove nodes from the session's graph and the project's warm graph, for good.
+        """Remove nodes from the session's graph and the project's warm graph; --undo puts them back.
 
         A node goes with its edges, and the session's journal records it (`rgraph why ID`). In the warm graph it is deleted and remembered as forgotten: reconciling a session that still holds it does not bring it back; only new work on the same name does.
         """
+        where = str(project) if project else None
         try:
-            do_forget(settings_or_error(), session, nodes, project=str(project) if project else None, hot_only=hot_only, yes=yes)
+            if list_:
+                if nodes or undo:
+                    raise InspectError("--list takes no NODE and no --undo")
+                do_list(settings_or_error(), session, project=where, hot_only=hot_only)
+            elif not nodes:
+                raise InspectError("name the nodes to forget (ids or labels from `rgraph show`), or give --list")
+            elif undo:
+                do_undo(settings_or_error(), session, nodes, project=where, hot_only=hot_only)
+            else:
+                do_forget(settings_or_error(), session, nodes, project=where, hot_only=hot_only, yes=yes)
         except InspectError as exc:
             raise fail(str(exc)) from None

@@ -65,3 +65,27 @@ def keep_remembered(nodes: list[dict[str, Any]], gone: dict[str, datetime]) -> l
     if not gone:
         return nodes
     return [n for n in nodes if n["id"] not in gone or n["last_activated"] > gone[n["id"]]]
+
+
+def unforget_nodes(conn: Any, root: str, ids: list[str]) -> list[str]:
+    """Let project ``root``'s forgotten ``ids`` back: their reconciles count again. Returns
+    the ids that were forgotten. Commits."""
+    with conn.transaction():
+        back = conn.execute(
+            "DELETE FROM forgotten_nodes f USING projects p WHERE p.id = f.project_id AND p.root = %s AND f.node_id = ANY(%s) "
+            "RETURNING f.node_id",
+            (root, ids),
+        ).fetchall()
+    return [str(nid) for (nid,) in back]
+
+
+def forgotten_list(conn: Any, root: str) -> list[tuple[str, str, datetime]]:
+    """Project ``root``'s forgotten nodes: ``(id, label, when)``, newest first."""
+    return [
+        (str(nid), str(label), at)
+        for nid, label, at in conn.execute(
+            "SELECT f.node_id, f.label, f.forgotten_at FROM forgotten_nodes f JOIN projects p ON p.id = f.project_id "
+            "WHERE p.root = %s ORDER BY f.forgotten_at DESC, f.node_id",
+            (root,),
+        )
+    ]
