@@ -4,6 +4,7 @@ is reconciled again (real embedded PostgreSQL); only new work on the name brings
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -103,6 +104,7 @@ def test_undo_puts_a_forgotten_node_back_as_it_was_with_its_edges_and_list_says_
     assert PG in store.load(sid)["nodes"]
     assert [e["kind"] for e in store.read_journal(sid)][-2:] == ["forget", "unforget"]
     assert f"Forgotten in session {sid}: none" in run("forget", "--list", "--session", sid)[1]
+    assert re.search(r"nodes the user forgot\W+1 · put back: 1", run("stats", "--session", sid)[1])  # how often memory was wrong
     code, out = run("forget", "--undo", PG, "--session", sid)  # nothing left to put back
     assert code == 1 and "nothing named" in out and "was forgotten" in out
 

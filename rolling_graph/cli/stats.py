@@ -56,6 +56,8 @@ _SUMMED = (
     "supersedes_edges",
     "pulled",
     "pulled_touched",
+    "forgotten",
+    "put_back",
 )
 _PULL_KINDS = ("resume", "pull")
 
@@ -165,8 +167,17 @@ def session_stats(
         "pulled": len(pulled),
         "pulled_touched": len(touched),
         "pulled_touched_ids": touched,
+        # What the user took out (rgraph forget) and put back: how often the memory was wrong.
+        "forgotten": sum(_removed_nodes(e) for e in journal if e.get("kind") == "forget"),
+        "put_back": sum(_removed_nodes(e) for e in journal if e.get("kind") == "unforget"),
         "journal_by_kind": dict(sorted(Counter(clean(e.get("kind"), 20) for e in journal).items())),
     }
+
+
+def _removed_nodes(entry: JournalEntry) -> int:
+    """The nodes a ``forget`` entry removes, or an ``unforget`` entry adds back."""
+    return sum(1 for op in entry.get("ops") or [] if isinstance(op, dict) and str(op.get("path", "")).count("/") == 2
+               and str(op.get("path", "")).startswith("/nodes/"))
 
 
 #: Probes listed per session (the latest).
@@ -313,6 +324,7 @@ def render_stats(stats: dict[str, Any], title: str) -> Table:
     table.add_row("cross-domain edges", f"{stats['cross_domain_edges']} — {_pairs(stats['cross_domain_pairs'])}")
     table.add_row("supersedes edges", str(stats["supersedes_edges"]))
     table.add_row("pulled on resume", f"{stats['pulled']} · later touched (useful): {stats['pulled_touched']}")
+    table.add_row("nodes the user forgot", f"{stats.get('forgotten', 0)} · put back: {stats.get('put_back', 0)}")
     if "graduation" in stats:
         grad = stats["graduation"]
         table.add_row("graduation", _pairs(grad) if grad else "not available yet (warm graph / graduation not set up)")
