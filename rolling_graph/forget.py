@@ -10,11 +10,13 @@ them back from there. A rebuild from the journal does the same. The warm graph's
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+
     from .sidecar import SidecarStore
-    from .types import PatchOp
+    from .types import Edge, JournalEntry, Node, PatchOp
 
 
 def forget(store: SidecarStore, sid: str, node_ids: list[str], *, rationale: str) -> list[str]:
@@ -36,25 +38,41 @@ def forget(store: SidecarStore, sid: str, node_ids: list[str], *, rationale: str
     return found
 
 
+def named_ids(names: list[str], labels: Mapping[str, str]) -> list[str]:
+    """The ids ``names`` name among ``labels`` (id -> label): an id, or a label (any case)
+    that one id alone has; a label two nodes share names neither. Never a fragment:
+    forgetting is for good."""
+    ids = [n for n in names if n in labels]
+    for name in names:
+        by_label = [nid for nid, label in labels.items() if label.lower() == name.strip().lower()]
+        if name not in labels and len(by_label) == 1:
+            ids.append(by_label[0])
+    return list(dict.fromkeys(ids))
+
+
+def forgotten_records(entries: Iterable[JournalEntry]) -> tuple[dict[str, tuple[Node, str]], dict[str, Edge]]:
+    """What the ``forget`` entries among ``entries`` removed: each node as it was with when
+    (the last forget of it wins), and the edges."""
+    nodes: dict[str, tuple[Node, str]] = {}
+    edges: dict[str, Edge] = {}
+    for entry in entries:
+        removed = entry.get("removed") if entry.get("kind") == "forget" else None
+        if isinstance(removed, dict):
+            nodes.update({nid: (node, str(entry.get("at") or "")) for nid, node in (removed.get("nodes") or {}).items() if isinstance(node, dict)})
+            edges.update({k: e for k, e in (removed.get("edges") or {}).items() if isinstance(e, dict)})
+    return nodes, edges
+
+
 def unforget(store: SidecarStore, sid: str, node_ids: list[str], *, rationale: str) -> list[str]:
     """Put back nodes :func:`forget` removed, as they were then, with their edges whose
     other end is in the graph; journaled (kind ``unforget``). A node in the graph again
     by now (new work on its name) is left as it is. Returns the ids put back."""
-    wanted = set(node_ids)
-    removed_nodes: dict[str, Any] = {}
-    removed_edges: dict[str, Any] = {}
-    for entry in store.read_journal(sid):  # oldest first: the last forget of a node wins
-        removed = entry.get("removed") if entry.get("kind") == "forget" else None
-        if isinstance(removed, dict):
-            for nid, node in (removed.get("nodes") or {}).items():
-                if nid in wanted and isinstance(node, dict):
-                    removed_nodes[nid] = node
-            removed_edges.update({k: e for k, e in (removed.get("edges") or {}).items() if isinstance(e, dict)})
+    removed_nodes, removed_edges = forgotten_records(store.read_journal(sid))
     with store.transaction(sid) as doc:
         back = [nid for nid in node_ids if nid in removed_nodes and nid not in doc["nodes"]]
         if back:
             present = set(doc["nodes"]) | set(back)
-            ops: list[PatchOp] = [{"op": "add", "path": f"/nodes/{_pointer(nid)}", "value": removed_nodes[nid]} for nid in back]
+            ops: list[PatchOp] = [{"op": "add", "path": f"/nodes/{_pointer(nid)}", "value": removed_nodes[nid][0]} for nid in back]
             ops += [
                 {"op": "add", "path": f"/edges/{_pointer(key)}", "value": edge}
                 for key, edge in removed_edges.items()

@@ -11,8 +11,10 @@ on the same name does (:mod:`rolling_graph.reconcile.forget`).
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -22,7 +24,7 @@ from rolling_graph.cli.console import console, fail
 from rolling_graph.cli.render_views import exact_node, suggestions
 from rolling_graph.cli.sessions import InspectError, load_document, resolve_session, settings_or_error, store
 from rolling_graph.config import Settings
-from rolling_graph.forget import forget, unforget
+from rolling_graph.forget import forget, forgotten_records, named_ids, unforget
 from rolling_graph.project import project_root
 
 if TYPE_CHECKING:
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 
 SESSION_HELP = "Session id (default: the current directory's project's latest session)."
 RATIONALE = "forgotten by user (rgraph forget)"
+UNCHANGED = "the warm graph of {root} was not changed"
 
 
 class _Target:
@@ -95,23 +98,8 @@ def _forgotten_in_session(settings: Settings, t: _Target) -> dict[str, tuple[str
     """The session's nodes forgotten and not back: id -> (label, when), the last forget's."""
     if t.sid is None or t.doc is None:
         return {}
-    gone: dict[str, tuple[str, str]] = {}
-    for entry in store(settings).read_journal(t.sid):
-        removed = entry.get("removed") if entry.get("kind") == "forget" else None
-        for nid, node in (removed.get("nodes") or {}).items() if isinstance(removed, dict) else ():
-            if isinstance(node, dict):
-                gone[nid] = (str(node.get("label") or nid), str(entry.get("at") or ""))
-    return {nid: v for nid, v in gone.items() if nid not in t.doc["nodes"]}
-
-
-def _matching(names: list[str], labels: dict[str, str]) -> list[str]:
-    """The ids ``names`` name in ``labels`` (id -> label): an id, or a label one id alone has."""
-    ids = [n for n in names if n in labels]
-    for name in names:
-        by_label = [nid for nid, label in labels.items() if label.lower() == name.strip().lower()]
-        if name not in labels and len(by_label) == 1:
-            ids.append(by_label[0])
-    return list(dict.fromkeys(ids))
+    nodes, _ = forgotten_records(store(settings).read_journal(t.sid))
+    return {nid: (str(node.get("label") or nid), at) for nid, (node, at) in nodes.items() if nid not in t.doc["nodes"]}
 
 
 def do_undo(
@@ -121,7 +109,7 @@ def do_undo(
     out = out or console()
     t = _Target(settings, session, project, hot_only)
     in_session = _forgotten_in_session(settings, t)
-    back = unforget(store(settings), t.sid, _matching(names, {n: v[0] for n, v in in_session.items()}), rationale="put back by user "
+    back = unforget(store(settings), t.sid, named_ids(names, {n: v[0] for n, v in in_session.items()}), rationale="put back by user "
                     "(rgraph forget --undo)") if t.sid else []
     if back:
         out.print(f"Put back in session {t.sid}: {escape(', '.join(f'{in_session[n][0]} ({n})' for n in back))} (journaled).")
@@ -138,14 +126,10 @@ def do_list(settings: Settings, session: str | None, *, project: str | None = No
         gone = _forgotten_in_session(settings, t)
         out.print(f"Forgotten in session {t.sid}: " + (", ".join(f"{escape(label)} ({nid}, {at})" for nid, (label, at) in gone.items()) or "none"))
     if t.warm:
-        from rolling_graph.reconcile import db
         from rolling_graph.reconcile.forget import forgotten_list
 
-        try:
-            with db.connect(settings) as conn:
-                rows = forgotten_list(conn, t.root)
-        except db.DatabaseUnavailable as exc:
-            raise InspectError(f"cannot read the warm graph of {t.root}: {exc}") from exc
+        with _warm(settings, f"cannot read the warm graph of {t.root}", retry=False) as conn:
+            rows = forgotten_list(conn, t.root)
         listed = ", ".join(f"{escape(label)} ({nid}, {at:%Y-%m-%d %H:%M})" for nid, label, at in rows) or "none"
         out.print(f"Forgotten in the warm graph of {escape(t.root)}: {listed}")
 
@@ -156,20 +140,29 @@ def _not_found(names: list[str], places: list[str], doc: GraphDoc | None) -> Ins
     return InspectError(f"no node named {names[0]!r} in {' nor in '.join(places)}{hint}")
 
 
+@contextmanager
+def _warm(settings: Settings, failed: str, retry: bool = True) -> Iterator[Any]:
+    """A connection to the warm graph; unreachable, one line saying ``failed``, why, and
+    (``retry``) that running the command again will do."""
+    from rolling_graph.reconcile import db
+
+    try:
+        with db.connect(settings) as conn:
+            yield conn
+    except db.DatabaseUnavailable as exc:
+        raise InspectError(f"{failed}: {exc}" + ("; run this again once it can be reached" if retry else "")) from exc
+
+
 def interactive() -> bool:
     """Whether a person can answer the confirmation (standard input is a terminal)."""
     return sys.stdin.isatty()
 
 
 def _forget_warm(settings: Settings, root: str, names: list[str], out: Console) -> list[tuple[str, str]]:
-    from rolling_graph.reconcile import db
     from rolling_graph.reconcile.forget import forget_nodes
 
-    try:
-        with db.connect(settings) as conn:
-            gone = forget_nodes(conn, settings, root, names)
-    except db.DatabaseUnavailable as exc:
-        raise InspectError(f"the warm graph of {root} was not changed: {exc}; run this again once it can be reached") from exc
+    with _warm(settings, UNCHANGED.format(root=root)) as conn:
+        gone = forget_nodes(conn, settings, root, names)
     if gone:
         out.print(f"Forgot in the warm graph of {escape(root)}: {escape(', '.join(f'{label} ({nid})' for nid, label, _ in gone))}; "
                   "its resume snapshot is rewritten.")
@@ -183,18 +176,14 @@ def _forget_warm(settings: Settings, root: str, names: list[str], out: Console) 
 def _undo_warm(settings: Settings, t: _Target, names: list[str], back: list[str], out: Console) -> list[str]:
     """Let the forgotten nodes back into the warm graph; with nodes put back in the session,
     reconcile it now, so the warm graph holds them again at once."""
-    from rolling_graph.reconcile import db
     from rolling_graph.reconcile.forget import forgotten_list, unforget_nodes
     from rolling_graph.reconcile.reconcile import reconcile_doc
 
-    try:
-        with db.connect(settings) as conn:
-            ids = [*back, *_matching(names, {nid: label for nid, label, _ in forgotten_list(conn, t.root)})]
-            warm_back = unforget_nodes(conn, t.root, list(dict.fromkeys(ids)))
-            if back and t.sid:
-                reconcile_doc(conn, settings, store(settings).load(t.sid), "manual")
-    except db.DatabaseUnavailable as exc:
-        raise InspectError(f"the warm graph of {t.root} was not changed: {exc}; run this again once it can be reached") from exc
+    with _warm(settings, UNCHANGED.format(root=t.root)) as conn:
+        ids = [*back, *named_ids(names, {nid: label for nid, label, _ in forgotten_list(conn, t.root)})]
+        warm_back = unforget_nodes(conn, t.root, list(dict.fromkeys(ids)))
+        if back and t.sid:
+            reconcile_doc(conn, settings, store(settings).load(t.sid), "manual")
     if warm_back:
         how = "reconciled again from this session" if back else "the next reconcile of a session that holds them brings them"
         out.print(f"Let back into the warm graph of {escape(t.root)}: {escape(', '.join(warm_back))} ({how}).")

@@ -176,8 +176,8 @@ def session_stats(
 
 def _removed_nodes(entry: JournalEntry) -> int:
     """The nodes a ``forget`` entry removes, or an ``unforget`` entry adds back."""
-    return sum(1 for op in entry.get("ops") or [] if isinstance(op, dict) and str(op.get("path", "")).count("/") == 2
-               and str(op.get("path", "")).startswith("/nodes/"))
+    paths = (pointer_parts(op.get("path")) for op in entry.get("ops") or [] if isinstance(op, dict))
+    return sum(1 for parts in paths if len(parts) == 2 and parts[0] == "nodes")
 
 
 #: Probes listed per session (the latest).

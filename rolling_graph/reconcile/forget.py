@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from rolling_graph.config import Settings
+from rolling_graph.forget import named_ids
 from rolling_graph.reconcile import resume, upsert
 
 
@@ -31,17 +32,13 @@ def forget_nodes(conn: Any, settings: Settings, root: str, names: list[str]) -> 
         if row is None:
             return []
         pid = int(row[0])
-        found = conn.execute(
-            "SELECT id, lower(label) FROM nodes WHERE project_id = %s AND (id = ANY(%s) OR lower(label) = ANY(%s))",
-            (pid, names, [n.lower() for n in names]),
-        ).fetchall()
-        ids = {str(nid) for nid, _ in found if nid in names}
-        for name in names:
-            by_label = [str(nid) for nid, label in found if label == name.lower()]
-            if name not in ids and len(by_label) == 1:  # a label two nodes share names neither
-                ids.add(by_label[0])
+        labels = dict(conn.execute(
+            "SELECT id, label FROM nodes WHERE project_id = %s AND (id = ANY(%s) OR lower(label) = ANY(%s))",
+            (pid, names, [n.strip().lower() for n in names]),
+        ).fetchall())
+        ids = named_ids(names, labels)
         gone = conn.execute(
-            "DELETE FROM nodes WHERE project_id = %s AND id = ANY(%s) RETURNING id, label, anchor", (pid, sorted(ids))
+            "DELETE FROM nodes WHERE project_id = %s AND id = ANY(%s) RETURNING id, label, anchor", (pid, ids)
         ).fetchall()
         for nid, label, _anchor in gone:
             conn.execute(
