@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from .filepaths import looks_like_file
 from .ids import slugify
 from .lazyre import lazy
 
@@ -133,7 +134,9 @@ def names_in(text: str, *, caps: bool = True) -> list[tuple[str, str]]:
 
     def put(label: str, kind: str) -> None:
         label = label.strip(" .,:;!?'\"()[]{}")
-        if _good_name(label) and label not in PLACEHOLDERS:
+        # A file name is a file (the event's paths make its node), never an entity or a
+        # symbol: "README.md" as an entity took the file node's id, and its path was refused.
+        if _good_name(label) and label not in PLACEHOLDERS and not looks_like_file(label):
             out.setdefault(slugify(label), (label, kind))
 
     for m in _CODE_RE.finditer(text):

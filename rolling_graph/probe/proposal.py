@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..facts import allowed_keys
 from ..filepaths import file_id, file_label, is_harness_path, relativize
 from ..ids import name_id, slugify
 
@@ -163,8 +164,14 @@ class Proposal:
             self.ops.append({"op": "replace", "path": f"/nodes/{nid}/label", "value": label})
 
     def set(self, nid: str | None, **facts: Any) -> None:
-        """Fold facts into a node (merged; emitted once per node, at :meth:`finish`)."""
+        """Fold facts into a node (merged; emitted once per node, at :meth:`finish`). Only the
+        facts its kind holds: a name that an earlier batch made another kind of node (a file
+        name taken for an entity) keeps its kind and gets no fact the validator refuses."""
         if not nid or not self.exists(nid):
+            return
+        allowed = allowed_keys(self.kind_of(nid), trusted=True)
+        facts = {k: v for k, v in facts.items() if k in allowed}
+        if not facts:
             return
         if nid in self.added:
             self.added[nid].setdefault("facts", {}).update(facts)

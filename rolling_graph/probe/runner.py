@@ -217,26 +217,38 @@ def _commit(
         )
         # The batch still deserves a graph update: the offline probe's, on the graph as it
         # is now (an offline patch too was made outside the lock, and a node the user forgot
-        # meanwhile, ``rgraph forget``, makes it invalid as a whole), validated.
-        fallback = OfflineProbe().run(batch, doc)
-        try:
-            ops, touched = validate_ops(fallback.patch, doc, now, settings.decay, source=event_id, trusted=True)
-            entry = store.commit_entry(
-                doc,
-                {
-                    **base,
-                    "backend": "offline",
-                    "fallback_reason": f"rejected {result.backend} patch: {exc}"[:300],
-                    "kind": "patch",
-                    "rationale": fallback.rationale,
-                    "ops": ops,
-                    "decay_at": iso(now),
-                    "touched": touched,
-                },
-            )
-        except PatchRejected:
-            pass
+        # meanwhile, ``rgraph forget``, makes it invalid as a whole), validated. Should that
+        # be refused as well, each event is folded on its own, so one event's bad operation
+        # costs only that event, never the rest of the batch.
+        reason = f"rejected {result.backend} patch: {exc}"[:300]
+        parts = [batch] if len(batch) < 2 else [batch, *([event] for event in batch)]
+        for part in parts:
+            folded = _refold(store, settings, doc, part, base, now, reason)
+            entry = folded or entry
+            if folded and part is batch:
+                break
     return entry
+
+
+def _refold(
+    store: SidecarStore, settings: Settings, doc: SessionDoc, events: list[PendingEvent], base: JournalEntry,
+    now: datetime, reason: str,
+) -> JournalEntry | None:
+    """The offline probe's patch for ``events`` on ``doc`` as it is, journaled; or, if that
+    too is refused, the refusal journaled (with its reason) and None."""
+    fallback = OfflineProbe().run(events, doc)
+    part: JournalEntry = {**base, "backend": "offline", "fallback_reason": reason}
+    if len(events) < len(base.get("event_ids", [])):  # one event of the batch: its own ids
+        part["event_id"], part["event_ids"] = events[-1]["id"], [events[-1]["id"]]
+    try:
+        ops, touched = validate_ops(fallback.patch, doc, now, settings.decay, source=part["event_id"], trusted=True)
+    except PatchRejected as exc:
+        doc["counters"]["patches_rejected"] += 1
+        store.commit_entry(doc, {**part, "kind": "rejected", "rationale": fallback.rationale[:500], "error": str(exc)[:500], "ops": []})
+        return None
+    return store.commit_entry(
+        doc, {**part, "kind": "patch", "rationale": fallback.rationale, "ops": ops, "decay_at": iso(now), "touched": touched}
+    )
 
 
 def _apply(
