@@ -25,12 +25,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rolling_graph import gate as gate_mod  # noqa: E402
-from rolling_graph.config import GateSettings, RenderSettings  # noqa: E402
-from rolling_graph.events import event_from_payload  # noqa: E402
-from rolling_graph.ids import edge_key
-from rolling_graph.model import DOMAINS, make_edge, make_node, new_document  # noqa: E402
-from rolling_graph.render import render_lod  # noqa: E402
+from rolling_graph.capture import gate as gate_mod  # noqa: E402
+from rolling_graph.capture.events import event_from_payload  # noqa: E402
+from rolling_graph.core.config import GateSettings, RenderSettings  # noqa: E402
+from rolling_graph.core.ids import edge_key
+from rolling_graph.core.model import DOMAINS, make_edge, make_node, new_document  # noqa: E402
+from rolling_graph.render.lod import render_lod  # noqa: E402
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 TOPICS = ("parser", "queue", "worker", "billing", "auth", "gateway", "Harbor", "Kafka", "Priya", "marathon", "lisbon", "invoice")

@@ -23,10 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rolling_graph.config import load_settings  # noqa: E402
-from rolling_graph.ids import edge_key
-from rolling_graph.model import DOMAINS, KINDS, VERBS, make_edge, make_node, utcnow  # noqa: E402
-from rolling_graph.sidecar import SidecarStore  # noqa: E402
+from rolling_graph.core.config import load_settings  # noqa: E402
+from rolling_graph.core.ids import edge_key
+from rolling_graph.core.model import DOMAINS, KINDS, VERBS, make_edge, make_node, utcnow  # noqa: E402
+from rolling_graph.store.sidecar import SidecarStore  # noqa: E402
 
 
 def build_graph(home: Path, sid: str, n_nodes: int, seed: int = 7) -> list[str]:
@@ -96,9 +96,9 @@ def main() -> int:
         print(f"{name:22} {med * 1000:10.1f} {med / base:7.2f} {rss:12.1f}")
 
     # In-process: gate per event and render of the whole graph.
-    from rolling_graph import gate
-    from rolling_graph.events import event_from_payload
-    from rolling_graph.render import render_lod
+    from rolling_graph.capture import gate
+    from rolling_graph.capture.events import event_from_payload
+    from rolling_graph.render.lod import render_lod
 
     settings = load_settings({"ROLLING_GRAPH_HOME": str(home)})
     doc = SidecarStore(settings).load(sid)

@@ -35,13 +35,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_hook import _run, build_graph  # noqa: E402
 
-from rolling_graph.clock import iso
-from rolling_graph.config import load_settings  # noqa: E402
-from rolling_graph.model import utcnow  # noqa: E402
-from rolling_graph.project import project_root  # noqa: E402
-from rolling_graph.reconcile.snapshot import write_snapshot  # noqa: E402
-from rolling_graph.sidecar import SidecarStore  # noqa: E402
-from rolling_graph.snapshot import MAX_EDGES, MAX_NODES  # noqa: E402
+from rolling_graph.core.clock import iso
+from rolling_graph.core.config import load_settings  # noqa: E402
+from rolling_graph.core.model import utcnow  # noqa: E402
+from rolling_graph.store.project import project_root  # noqa: E402
+from rolling_graph.store.sidecar import SidecarStore  # noqa: E402
+from rolling_graph.warm.snapshot import MAX_EDGES, MAX_NODES  # noqa: E402
+from rolling_graph.warm.snapshot_write import write_snapshot  # noqa: E402
 
 #: The detached processes the hooks start: probes (python -m) and the warm worker (a command).
 DETACHED = "rolling_graph.probe.runner|rgraph-worker"

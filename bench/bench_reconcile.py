@@ -27,11 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import psycopg  # noqa: E402
 
-from rolling_graph.config import Settings  # noqa: E402
-from rolling_graph.ids import edge_key
-from rolling_graph.model import DOMAINS, make_edge, make_node, new_document  # noqa: E402
-from rolling_graph.reconcile import db, embeddings, pull, server  # noqa: E402
-from rolling_graph.reconcile.reconcile import reconcile_doc  # noqa: E402
+from rolling_graph.core.config import Settings  # noqa: E402
+from rolling_graph.core.ids import edge_key
+from rolling_graph.core.model import DOMAINS, make_edge, make_node, new_document  # noqa: E402
+from rolling_graph.warm import db, embeddings, pull, server  # noqa: E402
+from rolling_graph.warm.reconcile import reconcile_doc  # noqa: E402
 
 WORDS = ["cache", "index", "query", "schema", "hook", "probe", "graph", "decay", "focus", "ledger", "render", "budget", "token", "session", "merge", "weight", "anchor", "edge", "vector", "embed", "reconcile", "snapshot", "resume", "pull", "queue", "lock", "journal", "patch", "gate", "entity", "domain", "stripe", "webhook", "retry", "billing", "auth", "login", "deploy", "docker", "build", "test"]
 NOW = datetime(2026, 11, 25, tzinfo=UTC)

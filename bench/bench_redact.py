@@ -16,7 +16,7 @@
    as defined in that corpus's README.
 4. Speed: CPU ms per 1,000 lines for each, on the generated corpus and on the real sessions.
 
-Not part of CI; ``tests/test_redact_corpus.py`` asserts the targets of 1 and 2.
+Not part of CI; ``tests/safety/test_redact_corpus.py`` asserts the targets of 1 and 2.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT / "fixtures"))
 
 from make_secret_corpus import build_non_secrets, build_secrets, survives  # noqa: E402
 
-from rolling_graph.redact import redact, redact_fast  # noqa: E402
-from rolling_graph.redact_library import redact_with_library  # noqa: E402
+from rolling_graph.safety.redact import redact, redact_fast  # noqa: E402
+from rolling_graph.safety.secrets_library import redact_with_library  # noqa: E402
 
 SHARED_CORPUS = Path("/work/shared/corpus")
 
@@ -59,7 +59,7 @@ def is_code_name(token: str) -> bool:
 
 def session_texts(paths: list[Path]) -> Iterator[str]:
     """Every prompt, tool input and tool result string of the sessions, as hooks see them."""
-    from rolling_graph.transcript import parse_transcripts
+    from rolling_graph.replay.transcript import parse_transcripts
 
     def strings(value: object) -> Iterator[str]:
         if isinstance(value, str):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from rolling_graph.replay import ReplayOptions, replay  # noqa: E402
+from rolling_graph.replay.run import ReplayOptions, replay  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "transcripts"
 

@@ -9,7 +9,7 @@ or ``$ROLLING_GRAPH_CORPUS``) this replays the session honestly (offline probe, 
 every ``--every`` events flushes what is pending as a ``PreCompact`` would (on a copy of the
 state) and scores the ``SessionStart(compact)`` block it would inject against the names the
 next 40 events touch that earlier ones touched, next to the naive lists in the same
-characters (``rolling_graph.corpus_points``). Prints the means per session and over all
+characters (``rolling_graph.evaluation.points``). Prints the means per session and over all
 points: the block, each list, the better of the two per point, and at how many points the
 block recalls at least as much. Not part of CI.
 """
@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus_cli import CORPUS, need  # noqa: E402
 
-from rolling_graph.corpus_points import run_points_eval  # noqa: E402
+from rolling_graph.evaluation.points import run_points_eval  # noqa: E402
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ event at a time, it cost its batch). For each transcript (default: every ``*.jso
 the session honestly (offline probe, sync, its own state directory, removed afterwards) and
 reads its journal for entries of kind ``rejected``. Prints each session that had one, the
 reasons counted over the corpus, and exits 1 if there was any. Not part of CI (the suite
-replays the sessions that had them: ``tests/test_no_lost_decisions.py``).
+replays the sessions that had them: ``tests/probe/test_runner.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from corpus_cli import CORPUS, need  # noqa: E402
 
-from rolling_graph.replay import ReplayOptions, replay  # noqa: E402
+from rolling_graph.replay.run import ReplayOptions, replay  # noqa: E402
 
 
 def rejections(path: Path) -> list[str]:

@@ -21,33 +21,79 @@ which imports this package for every event, pays only for what it touches):
 from __future__ import annotations
 
 TYPE_CHECKING = False
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the names' real types, for the type checker and a reader; never run
     from typing import Any
+
+    from rolling_graph.capture.gate import check as gate_check
+    from rolling_graph.core.config import ConfigError, Settings, load_settings
+    from rolling_graph.core.decay import decay_graph
+    from rolling_graph.core.focus import focus_cluster
+    from rolling_graph.core.ids import validate_session_id
+    from rolling_graph.core.model import DOMAINS, KINDS, VERBS, make_edge, make_node, new_document
+    from rolling_graph.core.patch import PatchRejected, validate_ops
+    from rolling_graph.core.weights import strengthen, weaken
+    from rolling_graph.hook import handle_event
+    from rolling_graph.probe.offline import OfflineProbe
+    from rolling_graph.probe.runner import run_probe
+    from rolling_graph.render.lod import estimate_tokens, render_lod
+    from rolling_graph.render.rank import rank as rank_names
+    from rolling_graph.render.restore import restore_block
+    from rolling_graph.safety.redact import redact
+    from rolling_graph.store.journal import read_journal
+    from rolling_graph.store.sidecar import SidecarStore
 
 #: Module → the public names it defines (full module names: the import walk in
 #: tests/test_import_layers.py reads them as this package's imports).
 _BY_MODULE = {
-    "rolling_graph.config": ("load_settings", "Settings", "ConfigError"),
-    "rolling_graph.model": ("new_document", "make_node", "make_edge", "DOMAINS", "KINDS", "VERBS"),
-    "rolling_graph.sidecar": ("SidecarStore",),
-    "rolling_graph.ids": ("validate_session_id",),
-    "rolling_graph.journal": ("read_journal",),
-    "rolling_graph.patch": ("validate_ops", "PatchRejected"),
+    "rolling_graph.core.config": ("load_settings", "Settings", "ConfigError"),
+    "rolling_graph.core.model": ("new_document", "make_node", "make_edge", "DOMAINS", "KINDS", "VERBS"),
+    "rolling_graph.store.sidecar": ("SidecarStore",),
+    "rolling_graph.core.ids": ("validate_session_id",),
+    "rolling_graph.store.journal": ("read_journal",),
+    "rolling_graph.core.patch": ("validate_ops", "PatchRejected"),
     "rolling_graph.probe.offline": ("OfflineProbe",),
     "rolling_graph.probe.runner": ("run_probe",),
-    "rolling_graph.weights": ("strengthen", "weaken"),
-    "rolling_graph.decay": ("decay_graph",),
-    "rolling_graph.focus": ("focus_cluster",),
-    "rolling_graph.render": ("render_lod", "estimate_tokens"),
-    "rolling_graph.restore": ("restore_block",),
-    "rolling_graph.redact": ("redact",),
+    "rolling_graph.core.weights": ("strengthen", "weaken"),
+    "rolling_graph.core.decay": ("decay_graph",),
+    "rolling_graph.core.focus": ("focus_cluster",),
+    "rolling_graph.render.lod": ("render_lod", "estimate_tokens"),
+    "rolling_graph.render.restore": ("restore_block",),
+    "rolling_graph.safety.redact": ("redact",),
     "rolling_graph.hook": ("handle_event",),
 }
 #: Public name → (module, attribute).
 _EXPORTS = {name: (module, name) for module, names in _BY_MODULE.items() for name in names}
-_EXPORTS["gate_check"] = ("rolling_graph.gate", "check")
-_EXPORTS["rank_names"] = ("rolling_graph.rank_hot", "rank")
-__all__ = sorted(_EXPORTS)
+_EXPORTS["gate_check"] = ("rolling_graph.capture.gate", "check")
+_EXPORTS["rank_names"] = ("rolling_graph.render.rank", "rank")
+__all__ = [
+    "ConfigError",
+    "DOMAINS",
+    "KINDS",
+    "OfflineProbe",
+    "PatchRejected",
+    "Settings",
+    "SidecarStore",
+    "VERBS",
+    "decay_graph",
+    "estimate_tokens",
+    "focus_cluster",
+    "gate_check",
+    "handle_event",
+    "load_settings",
+    "make_edge",
+    "make_node",
+    "new_document",
+    "rank_names",
+    "read_journal",
+    "redact",
+    "render_lod",
+    "restore_block",
+    "run_probe",
+    "strengthen",
+    "validate_ops",
+    "validate_session_id",
+    "weaken",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -16,11 +16,13 @@ from __future__ import annotations
 import os
 import sys
 
-from . import inject, jsonio, warm
-from .clock import now_iso
-from .config import PROBE_CHILD_ENV, ConfigError, Settings, load_settings
-from .ids import InvalidSessionId, validate_session_id
-from .sidecar import SidecarStore
+from rolling_graph.core import jsonio
+from rolling_graph.core.clock import now_iso
+from rolling_graph.core.config import PROBE_CHILD_ENV, ConfigError, Settings, load_settings
+from rolling_graph.core.ids import InvalidSessionId, validate_session_id
+from rolling_graph.render import inject
+from rolling_graph.store.sidecar import SidecarStore
+from rolling_graph.warm import hook_side as warm
 
 # The gate, the entity grammar and the renderer are imported inside the handlers that
 # need them: a Stop or SessionEnd event never pays for them.
@@ -30,8 +32,8 @@ if TYPE_CHECKING:
     from collections.abc import Container
     from typing import Any
 
-    from .sidecar import IndexPart
-    from .types import HookOutput, HookState, PendingEvent, SessionDoc
+    from rolling_graph.core.types import HookOutput, HookState, PendingEvent, SessionDoc
+    from rolling_graph.store.sidecar import IndexPart
 
 #: CLI event name → Claude Code's hook_event_name.
 EVENTS = {
@@ -78,14 +80,14 @@ def _output(event_name: str, text: str, system_message: str | None = None) -> Ho
 def _start_probe(store: SidecarStore, settings: Settings, sid: str) -> None:
     """Run the probe now (sync) or detached (async); coalesce with a running one."""
     if settings.probe.mode == "sync":
-        from .probe.runner import run_probe
+        from rolling_graph.probe.runner import run_probe
 
         run_probe(settings, sid)
         return
     if store.probe_running(sid):
         return  # the running probe takes our batch before it exits
     env = settings.child_env()
-    from .detach import python_module, spawn_later
+    from rolling_graph.core.detach import python_module, spawn_later
 
     spawn_later(python_module("rolling_graph.probe.runner"), ["--session", sid], os.path.join(settings.home_dir, "logs", "probe.log"), env)
 
@@ -103,7 +105,7 @@ def _init_session(store: SidecarStore, doc: SessionDoc, payload: dict[str, Any])
     transaction). Returns whether the session was new."""
     if doc["journal_seq"] != 0:
         return False
-    from .project import project_root
+    from rolling_graph.store.project import project_root
 
     project = project_root(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
     doc["project"] = project
@@ -116,8 +118,8 @@ def _gate_event(
 ) -> tuple[PendingEvent, list[str]]:
     """Count the event, turn it into a pending event, and ask the gate (``node_ids``:
     anything supporting ``in`` — the index's node map)."""
-    from . import gate as gate_mod
-    from .events import event_from_payload
+    from rolling_graph.capture import gate as gate_mod
+    from rolling_graph.capture.events import event_from_payload
 
     c = state["counters"]
     c["events"] += 1
@@ -168,7 +170,7 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload:
     now = settings.clock.now()
     source = payload["source"] if isinstance(payload.get("source"), str) else "startup"
     if source == "compact":
-        from .compact_summary import latest_summary
+        from rolling_graph.capture.compact_summary import latest_summary
 
         summary = latest_summary(payload.get("transcript_path"))
     else:
@@ -190,7 +192,9 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload:
         snapshot = warm.read_resume_snapshot(settings, doc["project"]) if source in ("startup", "resume", "clear") else None
         merged = snapshot is not None and warm.merge_snapshot(store, doc, snapshot, now, source)
         tx.graph = created or merged
-        from .restore import restore_context  # the block escapes ``source`` (the payload's text) in its heading
+        from rolling_graph.render.restore import (
+            restore_context,  # the block escapes ``source`` (the payload's text) in its heading
+        )
 
         text = restore_context(inject.DocView(doc), settings, source, summary)
         if text:
@@ -252,7 +256,7 @@ def _adopt_plugin_data(settings: Settings) -> None:
     """Move state an older version kept in ``$CLAUDE_PLUGIN_DATA`` into the one state directory."""
     data = os.environ.get("CLAUDE_PLUGIN_DATA")
     if data:
-        from . import adopt
+        from rolling_graph.store import adopt
 
         if adopt.has_state(data):
             adopt.adopt(settings.home_dir, data)
@@ -303,7 +307,8 @@ def parse_input(raw: bytes) -> dict[str, Any]:
     for key in ("cwd", "transcript_path", "prompt", "tool_name", "source", "hook_event_name"):
         if key in payload and payload[key] is not None and not isinstance(payload[key], str):
             raise BadInput(f"hook input field {key!r} must be a string")
-    return payload
+    checked: dict[str, Any] = payload
+    return checked
 
 
 def _log_failure(event: str, reason: str | None = None) -> None:
@@ -311,7 +316,7 @@ def _log_failure(event: str, reason: str | None = None) -> None:
     try:
         import traceback
 
-        from .config import default_home
+        from rolling_graph.core.config import default_home
 
         logs = os.path.join(default_home(), "logs")
         os.makedirs(logs, exist_ok=True)
@@ -333,7 +338,7 @@ def entry() -> None:
     """
     import gc
 
-    from . import detach
+    from rolling_graph.core import detach
 
     gc.disable()
     detach.defer = True  # detached work starts after our output is written and flushed
@@ -359,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"rgraph-hook: expected one EVENT ({', '.join(EVENTS)}), got {' '.join(args)[:60]!r}\n")
         return 1
     event = args[0]
-    from . import sidecar_files
+    from rolling_graph.store import files as sidecar_files
 
     sidecar_files.WRITE_BRANCHES = False  # the branch cache of a graph this process writes: the detached writers' job
     try:

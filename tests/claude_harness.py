@@ -178,7 +178,7 @@ class Sandbox:
         if not (self.rg_home / "pg").exists():
             return
         try:
-            from rolling_graph.reconcile import server
+            from rolling_graph.warm import server
 
             server.stop(self.rg_home)
         except Exception:  # noqa: BLE001 - best effort in teardown

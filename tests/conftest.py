@@ -60,7 +60,7 @@ def no_database_server_outlives_the_suite(tmp_path_factory: pytest.TempPathFacto
     while (left := {pid: d for pid, d in running_postmasters().items() if pid not in before and ours(d)}) and time.monotonic() < deadline:
         time.sleep(0.5)
     for data_dir in left.values():
-        from rolling_graph.reconcile import server
+        from rolling_graph.warm import server
 
         server.stop(Path(data_dir).parent)
     if left:

@@ -11,12 +11,12 @@ from typing import Any
 
 import warm_support as ws
 
-from rolling_graph.config import Settings
-from rolling_graph.ids import edge_key
-from rolling_graph.model import make_edge
-from rolling_graph.project import project_root
-from rolling_graph.reconcile import db, embeddings
-from rolling_graph.sidecar import SidecarStore
+from rolling_graph.core.config import Settings
+from rolling_graph.core.ids import edge_key
+from rolling_graph.core.model import make_edge
+from rolling_graph.store.project import project_root
+from rolling_graph.store.sidecar import SidecarStore
+from rolling_graph.warm import db, embeddings
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "fixtures" / "graduation"

@@ -11,11 +11,11 @@ from typing import Any
 
 import typer
 
-from rolling_graph.clock import parse_iso
-from rolling_graph.config import Settings, load_settings
-from rolling_graph.ids import edge_key
-from rolling_graph.model import make_edge, make_node
-from rolling_graph.sidecar import SidecarStore
+from rolling_graph.core.clock import parse_iso
+from rolling_graph.core.config import Settings, load_settings
+from rolling_graph.core.ids import edge_key
+from rolling_graph.core.model import make_edge, make_node
+from rolling_graph.store.sidecar import SidecarStore
 
 T0 = "2026-11-25T20:50:00Z"
 T1 = "2026-11-25T21:04:00Z"

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from rolling_graph.config import ProbeSettings, Settings
+from rolling_graph.core.config import ProbeSettings, Settings
 from rolling_graph.probe.base import ProbeResult
 
 ROOT = Path(__file__).resolve().parents[1]

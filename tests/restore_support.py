@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from rolling_graph.config import RenderSettings
-from rolling_graph.ids import edge_key
-from rolling_graph.model import make_edge, make_node, new_document
+from rolling_graph.core.config import RenderSettings
+from rolling_graph.core.ids import edge_key
+from rolling_graph.core.model import make_edge, make_node, new_document
 
 NOW = datetime(2026, 11, 25, 14, 0, tzinfo=UTC)
 R = RenderSettings()

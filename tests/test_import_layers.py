@@ -1,10 +1,15 @@
 """Imports only point down, and no two modules import each other (directly or round a loop).
 
-The layers, top to bottom:
+The packages by concern, in layers (:data:`LAYERS`, docs/architecture.md draws them): a module
+may import its own package and the packages of lower layers, never a package of its own
+layer or above:
 
-* ``rolling_graph.cli`` — the ``rgraph`` command line; may import the two below.
-* ``rolling_graph.reconcile`` — the warm graph (database, detached workers); may import the hot graph.
-* the hot graph — ``rolling_graph/*.py`` and ``rolling_graph/probe/``; imports neither of the above.
+* 0 ``safety`` (redaction, sanitising) · 1 ``core`` (the graph's values and arithmetic) ·
+  2 ``store`` (a session's files) · 3 ``capture`` (payload → event, gate) and ``render``
+  (what the model is told) · 4 ``probe`` · 5 ``warm`` (PostgreSQL) · 6 ``hook`` (the
+  ``rgraph-hook`` entry point) and ``graduation`` · 7 ``replay`` · 8 ``evaluation`` and
+  ``worker`` (the ``rgraph-worker`` entry point) · 9 ``cli`` · 10 the package's lazy public API
+  (``rolling_graph/__init__.py``).
 
 Every module under ``rolling_graph/`` is read with :mod:`ast` (nothing is imported), and
 an *edge* is any of: an ``import``/``from … import`` at any depth (function-local and
@@ -32,7 +37,9 @@ from conftest import prompt_payload, tool_payload
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "rolling_graph"
-LAYERS = {"hot": 0, "reconcile": 1, "cli": 2}
+#: Package (or entry-point module) under ``rolling_graph`` → its layer.
+LAYERS = {"safety": 0, "core": 1, "store": 2, "capture": 3, "render": 3, "probe": 4, "warm": 5, "hook": 6, "graduation": 6,
+          "replay": 7, "evaluation": 8, "worker": 8, "cli": 9, "": 10}
 
 
 def module_name(path: Path) -> str:
@@ -43,10 +50,10 @@ def module_name(path: Path) -> str:
 
 
 def layer_of(module: str) -> str:
-    for name in ("cli", "reconcile"):
-        if module == f"rolling_graph.{name}" or module.startswith(f"rolling_graph.{name}."):
-            return name
-    return "hot"
+    """The package (or entry-point module) right under ``rolling_graph`` that holds ``module``;
+    ``""`` for the package itself. The walker of the synthetic package below uses ``hot``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
 
 
 @dataclass
@@ -110,12 +117,14 @@ def walk(modules: dict[str, Module]) -> None:
             mod.unresolved = computed
 
 
-def upward_edges(modules: dict[str, Module]) -> list[str]:
+def upward_edges(modules: dict[str, Module], layers: dict[str, int] = LAYERS) -> list[str]:
+    """Every edge to another package of the same layer or of a layer above."""
     found = []
     for mod in modules.values():
         for target, line in mod.edges.items():
-            if LAYERS[layer_of(target)] > LAYERS[layer_of(mod.name)]:
-                found.append(f"{mod.path.name}:{line}: {layer_of(mod.name)} module {mod.name} imports {layer_of(target)} module {target}")
+            source, dest = layer_of(mod.name), layer_of(target)
+            if source != dest and layers.get(dest, 0) >= layers.get(source, 0):
+                found.append(f"{mod.path.name}:{line}: {source} module {mod.name} imports {dest} module {target}")
     return found
 
 
@@ -201,7 +210,7 @@ def test_the_walker_sees_every_kind_of_edge(tmp_path: Path, graph: dict[str, Mod
     assert set(modules["rolling_graph.c"].edges) == {"rolling_graph.reconcile.worker", "rolling_graph.a"}
     assert modules["rolling_graph.d"].unresolved == [3]
     assert modules["rolling_graph.reconcile.worker"].edges == {"rolling_graph.a": 1}
-    assert len(upward_edges(modules)) == 3  # a, b and c reach up; the worker reaching down is fine
+    assert len(upward_edges(modules, {"a": 0, "b": 1, "c": 2, "d": 3, "reconcile": 5})) == 3  # a, b and c reach up; the worker reaching down is fine
     assert cycles(modules) == [["rolling_graph.a", "rolling_graph.reconcile.worker", "rolling_graph.a"]]
     assert len(graph) > 50  # and the real package was found
 
@@ -214,6 +223,35 @@ def test_no_import_cycles_between_modules(graph: dict[str, Module]) -> None:
     assert [" → ".join(loop) for loop in cycles(graph)] == []
 
 
+def test_no_import_cycles_between_packages(graph: dict[str, Module]) -> None:
+    """The same walk with each package folded into one node: no two packages import each
+    other, however indirectly (the layers forbid it; this says so without them)."""
+    packages: dict[str, Module] = {}
+    for mod in graph.values():
+        name = layer_of(mod.name)
+        packages.setdefault(name, Module(name, mod.path, True))
+    for mod in graph.values():
+        for target, line in mod.edges.items():
+            if layer_of(target) != layer_of(mod.name):
+                packages[layer_of(mod.name)].edges.setdefault(layer_of(target), line)
+    assert [" → ".join(loop) for loop in cycles(packages)] == []
+
+
+def test_the_package_is_packages_by_concern_with_at_most_two_entry_points_at_its_top() -> None:
+    """Besides ``__init__.py`` only the entry points stand at the top (``rgraph-hook`` and
+    ``rgraph-worker``); every package has a docstring that says what it holds, and every
+    package and entry point has its layer."""
+    top = sorted(p.stem for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
+    assert top == ["hook", "worker"]
+    packages = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
+    assert set(packages) | set(top) == set(LAYERS) - {""}
+    for name in packages:
+        tree = ast.parse((PACKAGE / name / "__init__.py").read_text(encoding="utf-8"))
+        doc = ast.get_docstring(tree) or ""
+        assert len(doc.split()) >= 20, f"rolling_graph/{name}/__init__.py says in a paragraph what the package holds"
+        assert [type(node) for node in tree.body] == [ast.Expr], f"rolling_graph/{name}/__init__.py is its docstring only"
+
+
 def test_every_dynamic_import_names_its_module(graph: dict[str, Module]) -> None:
     assert {m.name: m.unresolved for m in graph.values() if m.unresolved} == {}
 
@@ -223,18 +261,23 @@ def test_every_dynamic_import_names_its_module(graph: dict[str, Module]) -> None
 #: module in none of these sets is not on the user's critical path and is ordinary Python
 #: (imports at the top, ``typing`` at run time); one in them may defer imports and hide its
 #: annotations behind ``TYPE_CHECKING = False``. Adding a module here costs every such event.
-_EVERY_EVENT = {"rolling_graph", "hook", "config", "errors", "clock", "ids", "model", "normalize", "jsonio", "atomic", "journal",
-                "sidecar", "sidecar_files", "sidecar_repair", "detach", "inject", "warm", "shape"}
-_GATED = {"events", "gate", "index", "ledger", "filepaths"}  # an event turned into a pending event, and judged
-_RENDERED = {"adjacency", "render", "sanitize", "lazyre", "focus", "decay", "weights", "index", "ledger"}
+_EVERY_EVENT = {"rolling_graph", "hook", "core", "core.config", "core.errors", "core.clock", "core.ids", "core.model", "core.normalize",
+                "core.jsonio", "store", "store.atomic", "store.journal", "store.sidecar", "store.files", "store.repair", "core.detach",
+                "render", "render.inject", "warm", "warm.hook_side", "store.shape"}
+#: An event turned into a pending event, and judged.
+_GATED = {"capture", "capture.events", "capture.gate", "store.index", "core.ledger", "core.filepaths"}
+_RENDERED = {"core.adjacency", "render.lod", "safety", "safety.sanitize", "core.lazyre", "core.focus", "core.decay", "core.weights",
+             "store.index", "core.ledger"}
+_RULES = {"safety.private", "safety.cues", "safety.rules"}  # the project's own redaction rules, no library
 HOOK_MODULES: dict[str, set[str]] = {
-    "session-start": _EVERY_EVENT | _RENDERED | _GATED | {"project", "snapshot", "graph_cache", "restore", "restore_layout",
-                                                              "restore_sections", "restore_names", "restore_view", "rank_hot", "userfile",
-                                                              # a compaction's summary, read, then redacted before it is queued
-                                                              "compact_summary", "redact_cues", "redact_rules", "redact_private"},
-    "user-prompt-submit": _EVERY_EVENT | _GATED | _RENDERED | {"project", "snapshot", "graph_cache", "entities", "redact", "redact_private", "branches",
-                                                               "redact_rules", "redact_cues", "userfile"},
-    "post-tool-use": _EVERY_EVENT | _GATED | _RENDERED | {"tool_data", "redact_private", "redact_cues", "redact_rules"},
+    "session-start": _EVERY_EVENT | _RENDERED | _GATED | _RULES | {
+        "store.project", "warm.snapshot", "store.graph_cache", "render.restore", "render.layout", "render.sections", "render.names",
+        "render.view", "render.rank", "store.userfile",
+        "capture.compact_summary"},  # a compaction's summary, read, then redacted before it is queued
+    "user-prompt-submit": _EVERY_EVENT | _GATED | _RENDERED | _RULES | {
+        "store.project", "warm.snapshot", "store.graph_cache", "capture.entities", "safety.redact", "store.branches",
+        "store.userfile"},
+    "post-tool-use": _EVERY_EVENT | _GATED | _RENDERED | _RULES | {"capture.tool_data"},
     "stop": _EVERY_EVENT,
     "pre-compact": _EVERY_EVENT,
     "session-end": _EVERY_EVENT,
@@ -264,8 +307,8 @@ def _loaded(code: str, env: dict[str, str]) -> list[str]:
 def hook_runs(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, list[str]]]:
     """A session's life through the real hook process, warm graph on (the default) with its
     project's resume snapshot on disk: (event, the modules that process had loaded)."""
-    from rolling_graph.project import project_root
-    from rolling_graph.reconcile.snapshot import write_snapshot
+    from rolling_graph.store.project import project_root
+    from rolling_graph.warm.snapshot_write import write_snapshot
 
     home, project = tmp_path_factory.mktemp("hookhome"), tmp_path_factory.mktemp("project")
     root = project_root(str(project))
@@ -316,6 +359,14 @@ def test_the_hook_loads_no_heavy_library(hook_runs: list[tuple[str, list[str]]])
         assert extra == [], event
 
 
+def _path_of(name: str) -> Path:
+    """The file of a module named as in :data:`HOOK_MODULES` (a package: its ``__init__.py``)."""
+    if name == "rolling_graph":
+        return PACKAGE / "__init__.py"
+    path = PACKAGE.joinpath(*name.split("."))
+    return path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+
+
 def test_no_module_of_those_hooks_imports_those_standard_modules_when_it_loads() -> None:
     """The run-time check above cannot see what the interpreter had loaded before the hook
     ran, and an editable install's path hook loads ``re``: a module-level ``import re`` in
@@ -323,7 +374,7 @@ def test_no_module_of_those_hooks_imports_those_standard_modules_when_it_loads()
     start. So: none of these modules imports them at module level (in a function is fine)."""
     for event, modules in NOT_BEYOND_THE_INTERPRETER.items():
         for name in sorted(HOOK_MODULES[event]):
-            path = PACKAGE / "__init__.py" if name == "rolling_graph" else PACKAGE / f"{name}.py"
+            path = _path_of(name)
             tree = ast.parse(path.read_text(encoding="utf-8"))
             imported = {alias.name.split(".")[0] for node in tree.body if isinstance(node, ast.Import) for alias in node.names}
             imported |= {(node.module or "").split(".")[0] for node in tree.body if isinstance(node, ast.ImportFrom) and not node.level}
@@ -344,22 +395,24 @@ def test_rgraph_starts_without_the_database_driver_or_a_model_sdk() -> None:
     assert [m for m in ("psycopg", "pgvector", "pgserver", "anthropic", "ollama", "httpx") if m in loaded] == []
 
 
-def test_the_warm_worker_the_hooks_start_is_an_installed_command_of_the_warm_layer() -> None:
+def test_the_warm_worker_the_hooks_start_is_an_installed_entry_point_above_the_hook() -> None:
     """The hook starts warm work by command name (it never names a module above it); the
-    one place binding that name to code is ``[project.scripts]``, and it is installed."""
+    one place binding that name to code is ``[project.scripts]``, and it is installed. The
+    worker is an entry point of its own (it replays transcripts to recover sessions, so it
+    stands above the hook)."""
     import tomllib
 
-    from rolling_graph import warm
+    from rolling_graph.warm import hook_side as warm
 
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
     target = scripts[warm.WORKER].split(":")[0]
-    assert layer_of(target) == "reconcile" and target in all_modules()
+    assert target == "rolling_graph.worker" and LAYERS[layer_of(target)] > LAYERS["hook"] and target in all_modules()
     assert os.access(Path(sys.executable).with_name(warm.WORKER), os.X_OK), "reinstall: pip install -e ."
 
 
 #: ``rgraph`` imports these at start-up (to register their commands): a command that needs the
 #: database or a model SDK imports that inside the command (see the start-up test above).
-CLI_COMMAND_MODULES = {"rolling_graph.reconcile.cli", "rolling_graph.reconcile.graduation_cli"}
+CLI_COMMAND_MODULES = {"rolling_graph.cli.warm", "rolling_graph.cli.graduation"}
 
 
 def _local_imports_of_ours(path: Path) -> list[str]:

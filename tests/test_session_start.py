@@ -17,10 +17,10 @@ from conftest import run_hook
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rolling_graph.ids import is_node_id
-from rolling_graph.journal import _apply_ops, whole_member_adds
-from rolling_graph.project import project_key, project_root
-from rolling_graph.reconcile.snapshot import write_snapshot
+from rolling_graph.core.ids import is_node_id
+from rolling_graph.store.journal import _apply_ops, whole_member_adds
+from rolling_graph.store.project import project_key, project_root
+from rolling_graph.warm.snapshot_write import write_snapshot
 
 SID = "start-1"
 
@@ -134,7 +134,7 @@ def test_anything_but_whole_member_adds_goes_through_jsonpatch() -> None:
 
 
 def test_a_compaction_summary_is_queued_without_the_entity_grammar_and_gets_its_paths_in_the_probe() -> None:
-    from rolling_graph.events import event_from_payload, redact_batch
+    from rolling_graph.capture.events import event_from_payload, redact_batch
 
     summary = "We moved rounding into src/billing/invoice.py and keep Decimal everywhere."
     event = event_from_payload("CompactSummary", {"text": summary}, "e1", "2026-11-25T10:00:00Z")
@@ -157,8 +157,8 @@ def test_after_compaction_the_files_the_summary_names_reach_the_graph(isolated_h
 
 def test_in_async_mode_a_compaction_queues_its_summary_and_starts_one_probe(isolated_home: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from rolling_graph import hook
-    from rolling_graph.config import load_settings
-    from rolling_graph.sidecar import SidecarStore
+    from rolling_graph.core.config import load_settings
+    from rolling_graph.store.sidecar import SidecarStore
 
     monkeypatch.setenv("ROLLING_GRAPH_PROBE_MODE", "async")
     started: list[str] = []

@@ -17,11 +17,11 @@ from typing import Any
 import psycopg
 import pytest
 
-from rolling_graph.clock import iso
-from rolling_graph.config import Settings
-from rolling_graph.ids import edge_key
-from rolling_graph.model import make_edge, make_node, new_document
-from rolling_graph.reconcile import server
+from rolling_graph.core.clock import iso
+from rolling_graph.core.config import Settings
+from rolling_graph.core.ids import edge_key
+from rolling_graph.core.model import make_edge, make_node, new_document
+from rolling_graph.warm import server
 
 
 @functools.cache
@@ -115,15 +115,15 @@ def hot_doc(
 
 def reconcile(settings: Settings, doc: dict[str, Any], trigger: str = "session-end", **kw: Any) -> Any:
     """Reconcile ``doc`` on a connection of its own (``kw``: :func:`reconcile_doc` options)."""
-    from rolling_graph.reconcile import db
-    from rolling_graph.reconcile.reconcile import reconcile_doc
+    from rolling_graph.warm import db
+    from rolling_graph.warm.reconcile import reconcile_doc
 
     with db.connect(settings) as conn:
         return reconcile_doc(conn, settings, doc, trigger, **kw)
 
 
 def rows(settings: Settings, sql: str, *params: Any) -> list[tuple[Any, ...]]:
-    from rolling_graph.reconcile import db
+    from rolling_graph.warm import db
 
     with db.connect(settings) as conn:
         return conn.execute(sql, params).fetchall()

@@ -1,6 +1,6 @@
 """Where the commands print, and how they fail: one handler at the CLI's edge.
 
-Commands raise :class:`rolling_graph.errors.RollingGraphError` (or return ``fail(...)`` to
+Commands raise :class:`rolling_graph.core.errors.RollingGraphError` (or return ``fail(...)`` to
 raise); :class:`Group`, the root command group of ``rgraph``, turns it into one line on stderr,
 ``rgraph: <what is wrong and what to do>``, and exit code 1. An unexpected exception becomes
 ``rgraph: internal error …`` the same way. The full detail (the traceback) goes to
@@ -21,8 +21,8 @@ import typer
 from rich.console import Console
 from typer.core import TyperGroup
 
-from rolling_graph.config import default_home
-from rolling_graph.errors import RollingGraphError, UserError
+from rolling_graph.core.config import default_home
+from rolling_graph.core.errors import RollingGraphError, UserError
 
 #: typer's own control flow (``Exit``, ``Abort``, usage errors) passes through untouched.
 _CLICK_FLOW = (typer.Exit, typer.Abort, typer.TyperException)

@@ -28,8 +28,8 @@ from rich.text import Text
 from rolling_graph.cli import replay as cli_replay
 from rolling_graph.cli.console import fail
 from rolling_graph.cli.render_views import render_text
-from rolling_graph.replay import EventRecord, ReplayOptions, replay
-from rolling_graph.transcript import parse_transcripts
+from rolling_graph.replay.run import EventRecord, ReplayOptions, replay
+from rolling_graph.replay.transcript import parse_transcripts
 
 #: How many distinct tool calls of one run between two prompts are named before "and N more".
 TOOLS_NAMED = 4

@@ -5,9 +5,9 @@ budget; the table puts the project's numbers next to the baselines' (no memory, 
 recent names, most frequent names, full graph dump) at the same token budget.
 
 With ``--transcripts PATH...`` it measures real recorded sessions instead, without gold
-labels: the corpus figures of :mod:`rolling_graph.corpus_eval` for the graph's restore
+labels: the corpus figures of :mod:`rolling_graph.evaluation.corpus` for the graph's restore
 block after each compaction, in sync and async probe mode, next to the naive name lists;
-with ``--every N`` as if a compaction came at every Nth event (:mod:`rolling_graph.corpus_points`).
+with ``--every N`` as if a compaction came at every Nth event (:mod:`rolling_graph.evaluation.points`).
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from rich.table import Table
 
 from rolling_graph.cli.console import fail, print_report
 from rolling_graph.cli.eval_corpus import render_corpus_report
-from rolling_graph.corpus_eval import MODES, run_corpus_eval
-from rolling_graph.evaluation import BASELINES, run_evaluation
+from rolling_graph.evaluation.corpus import MODES, run_corpus_eval
+from rolling_graph.evaluation.fixtures import BASELINES, run_evaluation
 
 SHORT = {"none": "none", "recent": "recent", "frequent": "frequent", "full_dump": "dump"}
 #: The directory holding the ``rolling_graph`` package: a checkout's root when installed from
@@ -141,7 +141,7 @@ def register(app: typer.Typer) -> None:
                 raise fail(problem)
             if every is not None:
                 from rolling_graph.cli.eval_corpus import render_points_report
-                from rolling_graph.corpus_points import run_points_eval
+                from rolling_graph.evaluation.points import run_points_eval
 
                 print_report(lambda: run_points_eval(paths, every, budgets, project=str(project) if project else None, workers=jobs),
                              render_points_report, as_json)

@@ -1,6 +1,6 @@
 """``rgraph eval --chain T1 T2 …``: the cross-session figures as a table (and the blocks).
 
-Rendering only; the measure is :mod:`rolling_graph.reconcile.chain_eval`.
+Rendering only; the measure is :mod:`rolling_graph.evaluation.chain_eval`.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def render_blocks(report: dict[str, Any], console: Console) -> None:
 def run_chain_command(paths: list[Path], budgets: list[int], project: Path | None, modes: list[str] | None, *,
                       as_json: bool, show_blocks: bool) -> None:
     """The ``--chain`` branch of ``rgraph eval``: check the arguments, measure, print."""
-    from rolling_graph.reconcile.chain_eval import run_chain_eval
+    from rolling_graph.evaluation.chain_eval import run_chain_eval
 
     missing = [str(p) for p in paths if not p.is_file()]
     problem = (f"not a file: {', '.join(missing)}" if missing

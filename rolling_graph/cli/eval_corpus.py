@@ -1,7 +1,7 @@
 """``rgraph eval --transcripts PATH...``: the corpus figures as a table (and the blocks), or
-with ``--every N`` the points measure (:mod:`rolling_graph.corpus_points`).
+with ``--every N`` the points measure (:mod:`rolling_graph.evaluation.points`).
 
-Rendering only; the measure is :mod:`rolling_graph.corpus_eval`.
+Rendering only; the measure is :mod:`rolling_graph.evaluation.corpus`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from rolling_graph.corpus_eval import FIGURES
+from rolling_graph.evaluation.corpus import FIGURES
 
 LABELS = {"frequent": "most frequent", "recent": "most recent", "best": "best list"}
 EXPLAIN = (
@@ -117,7 +117,7 @@ POINTS_EXPLAIN = (
 
 def render_points_report(report: dict[str, Any], console: Console) -> None:
     """``rgraph eval --transcripts … --every N``: per session and over all, per metric and budget."""
-    from rolling_graph.corpus_points import FIRST_POINT
+    from rolling_graph.evaluation.points import FIRST_POINT
 
     table = Table(title=f"Rolling Graph at every {_nth(report['every'])} event of recorded sessions (mean next-40 recall)",
                   title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)

@@ -5,7 +5,7 @@ A wrong decision the extractor read into Claude's text, a file that does not mat
 forgotten, a node leaves the session's graph (with its edges; the journal records who and
 when, so ``rgraph why`` still tells it) and the project's warm graph, so no later block
 shows it. Reconciling a sidecar that still holds it does not bring it back; only new work
-on the same name does (:mod:`rolling_graph.reconcile.forget`).
+on the same name does (:mod:`rolling_graph.warm.forget`).
 """
 
 from __future__ import annotations
@@ -23,12 +23,12 @@ from rich.markup import escape
 from rolling_graph.cli.console import console, fail
 from rolling_graph.cli.render_views import exact_node, suggestions
 from rolling_graph.cli.sessions import InspectError, load_document, resolve_session, settings_or_error, store
-from rolling_graph.config import Settings
-from rolling_graph.forget import forget, forgotten_records, named_ids, unforget
-from rolling_graph.project import project_root
+from rolling_graph.core.config import Settings
+from rolling_graph.store.forget import forget, forgotten_records, named_ids, unforget
+from rolling_graph.store.project import project_root
 
 if TYPE_CHECKING:
-    from rolling_graph.types import GraphDoc
+    from rolling_graph.core.types import GraphDoc
 
 SESSION_HELP = "Session id (default: the current directory's project's latest session)."
 RATIONALE = "forgotten by user (rgraph forget)"
@@ -126,7 +126,7 @@ def do_list(settings: Settings, session: str | None, *, project: str | None = No
         gone = _forgotten_in_session(settings, t)
         out.print(f"Forgotten in session {t.sid}: " + (", ".join(f"{escape(label)} ({nid}, {at})" for nid, (label, at) in gone.items()) or "none"))
     if t.warm:
-        from rolling_graph.reconcile.forget import forgotten_list
+        from rolling_graph.warm.forget import forgotten_list
 
         with _warm(settings, f"cannot read the warm graph of {t.root}", retry=False) as conn:
             rows = forgotten_list(conn, t.root)
@@ -144,7 +144,7 @@ def _not_found(names: list[str], places: list[str], doc: GraphDoc | None) -> Ins
 def _warm(settings: Settings, failed: str, retry: bool = True) -> Iterator[Any]:
     """A connection to the warm graph; unreachable, one line saying ``failed``, why, and
     (``retry``) that running the command again will do."""
-    from rolling_graph.reconcile import db
+    from rolling_graph.warm import db
 
     try:
         with db.connect(settings) as conn:
@@ -159,7 +159,7 @@ def interactive() -> bool:
 
 
 def _forget_warm(settings: Settings, root: str, names: list[str], out: Console) -> list[tuple[str, str]]:
-    from rolling_graph.reconcile.forget import forget_nodes
+    from rolling_graph.warm.forget import forget_nodes
 
     with _warm(settings, UNCHANGED.format(root=root)) as conn:
         gone = forget_nodes(conn, settings, root, names)
@@ -176,8 +176,8 @@ def _forget_warm(settings: Settings, root: str, names: list[str], out: Console) 
 def _undo_warm(settings: Settings, t: _Target, names: list[str], back: list[str], out: Console) -> list[str]:
     """Let the forgotten nodes back into the warm graph; with nodes put back in the session,
     reconcile it now, so the warm graph holds them again at once."""
-    from rolling_graph.reconcile.forget import forgotten_list, unforget_nodes
-    from rolling_graph.reconcile.reconcile import reconcile_doc
+    from rolling_graph.warm.forget import forgotten_list, unforget_nodes
+    from rolling_graph.warm.reconcile import reconcile_doc
 
     with _warm(settings, UNCHANGED.format(root=t.root)) as conn:
         ids = [*back, *named_ids(names, {nid: label for nid, label, _ in forgotten_list(conn, t.root)})]

@@ -16,19 +16,19 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from rolling_graph import adopt
 from rolling_graph.cli import demo as cli_demo
 from rolling_graph.cli import eval as cli_eval
 from rolling_graph.cli import forget as cli_forget
+from rolling_graph.cli import graduation as graduation_cli
 from rolling_graph.cli import replay as cli_replay
 from rolling_graph.cli import session_list, show, stats, view
+from rolling_graph.cli import warm as reconcile_cli
 from rolling_graph.cli.console import Group, report
 from rolling_graph.cli.help_display import tidy_help
-from rolling_graph.config import load_settings
-from rolling_graph.errors import RollingGraphError
+from rolling_graph.core.config import load_settings
+from rolling_graph.core.errors import RollingGraphError
 from rolling_graph.probe.select import probe_doctor
-from rolling_graph.reconcile import cli as reconcile_cli
-from rolling_graph.reconcile import graduation_cli
+from rolling_graph.store import adopt
 
 app = typer.Typer(
     name="rgraph",
@@ -171,7 +171,7 @@ def main() -> None:
         raise SystemExit(report(exc)) from None
     finally:
         # A command leaves nothing running that it did not find running (`db start` excepted).
-        server = sys.modules.get("rolling_graph.reconcile.server")
+        server = sys.modules.get("rolling_graph.warm.server")
         if server is not None:
             server.stop_started_here()
 

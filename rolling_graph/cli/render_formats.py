@@ -11,10 +11,10 @@ import json
 from typing import TYPE_CHECKING
 
 from rolling_graph.cli.render_views import clean, edges_of, focus_of, node_label, nodes_of, weight_of
-from rolling_graph.model import DOMAINS
+from rolling_graph.core.model import DOMAINS
 
 if TYPE_CHECKING:
-    from rolling_graph.types import GraphDoc
+    from rolling_graph.core.types import GraphDoc
 
 
 def to_json(doc: GraphDoc) -> str:

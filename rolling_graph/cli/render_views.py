@@ -19,14 +19,14 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from rolling_graph.focus import superseded_by
-from rolling_graph.ids import slugify
-from rolling_graph.journal import op_touches, pointer_parts
-from rolling_graph.model import DOMAINS, LABEL_MAX
-from rolling_graph.sanitize import one_line
+from rolling_graph.core.focus import superseded_by
+from rolling_graph.core.ids import pointer_parts, slugify
+from rolling_graph.core.model import DOMAINS, LABEL_MAX
+from rolling_graph.safety.sanitize import one_line
+from rolling_graph.store.journal import op_touches
 
 if TYPE_CHECKING:
-    from rolling_graph.types import Edge, GraphDoc, JournalEntry, Node
+    from rolling_graph.core.types import Edge, GraphDoc, JournalEntry, Node
 
 BAR_WIDTH = 10
 DOMAIN_STYLES: dict[str, str] = {
@@ -38,7 +38,7 @@ DOMAIN_STYLES: dict[str, str] = {
 
 
 def clean(text: Any, limit: int = LABEL_MAX) -> str:
-    """One line of untrusted text (:func:`rolling_graph.sanitize.one_line`), at most ``limit`` chars."""
+    """One line of untrusted text (:func:`rolling_graph.safety.sanitize.one_line`), at most ``limit`` chars."""
     value = one_line("" if text is None else text)
     return value if len(value) <= limit else value[: limit - 1] + "…"
 

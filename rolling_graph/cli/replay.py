@@ -4,7 +4,7 @@ By default the replay is in-process, with the offline probe in sync mode, the cl
 pinned to each transcript line's timestamp, and a fresh temporary state directory (so a
 replay never mixes into your real sessions; ``--home`` chooses one). The replay is honest:
 each hook's ``transcript_path`` holds only the lines Claude Code had written before its
-event (:mod:`rolling_graph.transcript_mirror`).
+event (:mod:`rolling_graph.replay.mirror`).
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from rolling_graph.cli.console import fail
-from rolling_graph.replay import EventRecord, ReplayOptions, replay
-from rolling_graph.transcript import parse_transcripts
+from rolling_graph.replay.run import EventRecord, ReplayOptions, replay
+from rolling_graph.replay.transcript import parse_transcripts
 
 #: Show a progress bar from this many events on.
 PROGRESS_FROM = 50
@@ -51,7 +51,7 @@ def render_summary(
     show_home: bool = True,
     show_injections: bool = True,
 ) -> None:
-    """A readable rendering of :func:`rolling_graph.replay.summarize` output.
+    """A readable rendering of :func:`rolling_graph.replay.run.summarize` output.
 
     ``show_home=False`` leaves out the state directory (the demo's is thrown away);
     ``show_injections=False`` the table of injections (the demo prints each in full).

@@ -1,7 +1,7 @@
 """``rgraph sessions``: every session with a hot graph, newest first.
 
 One row a session (id, project, started, last activity, nodes, events), in the order of
-:meth:`rolling_graph.sidecar.SidecarStore.list_sessions` — the one listing the other commands
+:meth:`rolling_graph.store.sidecar.SidecarStore.list_sessions` — the one listing the other commands
 resolve sessions from. "Started" is the time of the session's first journal entry (the
 hook's clock); "last activity" is when any of its files last changed (the listing's order).
 """
@@ -15,13 +15,13 @@ from typing import Annotated, Any, TypedDict
 import typer
 from rich.table import Table
 
-from rolling_graph import jsonio
 from rolling_graph.cli.console import console
 from rolling_graph.cli.render_views import clean
 from rolling_graph.cli.sessions import settings_or_error, store
-from rolling_graph.clock import parse_iso
-from rolling_graph.config import Settings
-from rolling_graph.sidecar import SidecarStore
+from rolling_graph.core import jsonio
+from rolling_graph.core.clock import parse_iso
+from rolling_graph.core.config import Settings
+from rolling_graph.store.sidecar import SidecarStore
 
 
 class SessionRow(TypedDict):

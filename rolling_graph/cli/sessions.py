@@ -2,14 +2,14 @@
 
 The I/O edge of ``rgraph show / why / expand / stats / view``: which session the user
 means, its document and its journal, all read through
-:class:`rolling_graph.sidecar.SidecarStore` (locking, rebuild from the journal).
+:class:`rolling_graph.store.sidecar.SidecarStore` (locking, rebuild from the journal).
 
 Session resolution, in order:
 
 1. ``--session ID`` when given (an empty value, or an unexpanded
    ``${CLAUDE_SESSION_ID}``, counts as not given);
 2. the most recently updated session whose ``project`` is the project of the current
-   directory (:func:`rolling_graph.project.project_root`);
+   directory (:func:`rolling_graph.store.project.project_root`);
 3. the most recently updated session of any project.
 """
 
@@ -19,14 +19,14 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rolling_graph.config import ConfigError, Settings, load_settings
-from rolling_graph.errors import UserError
-from rolling_graph.ids import InvalidSessionId, validate_session_id
-from rolling_graph.project import project_root
-from rolling_graph.sidecar import SidecarStore
+from rolling_graph.core.config import ConfigError, Settings, load_settings
+from rolling_graph.core.errors import UserError
+from rolling_graph.core.ids import InvalidSessionId, validate_session_id
+from rolling_graph.store.project import project_root
+from rolling_graph.store.sidecar import SidecarStore
 
 if TYPE_CHECKING:
-    from rolling_graph.types import JournalEntry, SessionDoc
+    from rolling_graph.core.types import JournalEntry, SessionDoc
 
 
 class InspectError(UserError):

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from rolling_graph import snapshot
 from rolling_graph.cli.console import console, fail
 from rolling_graph.cli.render_formats import to_dot, to_json, to_mermaid
 from rolling_graph.cli.render_views import (
@@ -41,13 +40,14 @@ from rolling_graph.cli.sessions import (
 )
 from rolling_graph.cli.stats import do_stats
 from rolling_graph.cli.view import do_view
-from rolling_graph.config import Settings
-from rolling_graph.normalize import normalize_graph
-from rolling_graph.project import project_root
-from rolling_graph.shape import damage_notes
+from rolling_graph.core.config import Settings
+from rolling_graph.core.normalize import normalize_graph
+from rolling_graph.store.project import project_root
+from rolling_graph.store.shape import damage_notes
+from rolling_graph.warm import snapshot
 
 if TYPE_CHECKING:
-    from rolling_graph.types import GraphDoc, SessionDoc, Snapshot
+    from rolling_graph.core.types import GraphDoc, SessionDoc, Snapshot
 
 
 class Format(StrEnum):
@@ -80,7 +80,7 @@ def unknown_node(doc: GraphDoc, name: str) -> InspectError:
 
 def snapshot_document(snap: Snapshot) -> GraphDoc:
     """A resume snapshot (lists of nodes and edges) shaped like a sidecar document, and
-    normalised like one (:func:`rolling_graph.normalize.normalize_graph`)."""
+    normalised like one (:func:`rolling_graph.core.normalize.normalize_graph`)."""
     nodes = {str(n["id"]): n for n in snap.get("nodes") or [] if isinstance(n, dict) and n.get("id")}
     edges = {
         f"{e.get('source')}|{e.get('relationship')}|{e.get('target')}": e
@@ -94,11 +94,11 @@ def snapshot_document(snap: Snapshot) -> GraphDoc:
 def warm_document(settings: Settings, cwd: str | None = None) -> tuple[GraphDoc, str]:
     """The project's warm graph shaped like a sidecar document, and a title saying its source.
 
-    From the database (:func:`rolling_graph.reconcile.read.warm_document`); while the
+    From the database (:func:`rolling_graph.warm.read.warm_document`); while the
     database cannot be reached, from the project's resume snapshot, which every
     reconciliation writes (the warm graph's top branches).
     """
-    from rolling_graph.reconcile import db, read  # the database driver loads only for --warm
+    from rolling_graph.warm import db, read  # the database driver loads only for --warm
 
     root = project_root(cwd or os.getcwd())
     try:

@@ -30,14 +30,14 @@ from rolling_graph.cli.sessions import (
     resolve_session,
     settings_or_error,
 )
-from rolling_graph.clock import parse_iso
-from rolling_graph.config import Settings
-from rolling_graph.journal import pointer_parts
-from rolling_graph.model import DOMAINS, new_counters
+from rolling_graph.core.clock import parse_iso
+from rolling_graph.core.config import Settings
+from rolling_graph.core.ids import pointer_parts
+from rolling_graph.core.model import DOMAINS, new_counters
 from rolling_graph.probe import usage
 
 if TYPE_CHECKING:
-    from rolling_graph.types import GraphDoc, JournalEntry, Node, SessionDoc
+    from rolling_graph.core.types import GraphDoc, JournalEntry, Node, SessionDoc
 
 _SUMMED = (
     "events",
@@ -272,8 +272,8 @@ def estimated_cost(settings: Settings, stats: dict[str, Any], recorded: dict[str
 
 
 def graduation_outcomes(settings: Settings) -> dict[str, Any] | None:
-    """Counts from :func:`rolling_graph.reconcile.graduation.outcomes` (None without a database)."""
-    from rolling_graph.reconcile.graduation import outcomes  # loads the database driver: only when asked
+    """Counts from :func:`rolling_graph.graduation.candidates.outcomes` (None without a database)."""
+    from rolling_graph.graduation.candidates import outcomes  # loads the database driver: only when asked
 
     try:
         return dict(outcomes(settings))

@@ -14,7 +14,7 @@ from rich.console import Console
 from rolling_graph.cli.console import console, fail
 from rolling_graph.cli.sessions import InspectError, load_document, load_journal, resolve_session, settings_or_error
 from rolling_graph.cli.view_html import DEFAULT_LIMIT, render_html
-from rolling_graph.config import Settings
+from rolling_graph.core.config import Settings
 
 
 def default_out(settings: Settings, sid: str) -> Path:

@@ -22,20 +22,12 @@ import json
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from rolling_graph.cli.render_views import (
-    clean,
-    edges_of,
-    focus_of,
-    node_label,
-    nodes_of,
-    provenance_index,
-    weight_of,
-)
-from rolling_graph.focus import superseded_by
-from rolling_graph.model import DOMAINS
+from rolling_graph.cli.render_views import clean, edges_of, focus_of, node_label, nodes_of, provenance_index, weight_of
+from rolling_graph.core.focus import superseded_by
+from rolling_graph.core.model import DOMAINS
 
 if TYPE_CHECKING:
-    from rolling_graph.types import GraphDoc, JournalEntry, Node
+    from rolling_graph.core.types import GraphDoc, JournalEntry, Node
 
 DEFAULT_LIMIT = 400
 DOMAIN_COLORS: dict[str, str] = {

@@ -21,19 +21,13 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from rolling_graph.config import Settings
+from rolling_graph.core.config import Settings
 from rolling_graph.probe.base import ModelProbe, ProbeResult, estimate_tokens, parse_answer
 from rolling_graph.probe.errors import ProbeFailed, retry_delay
-from rolling_graph.probe.prompting import (
-    PATCH_SCHEMA,
-    PROMPT_VERSION,
-    TOOL_NAME,
-    build_user_message,
-    system_prompt,
-)
+from rolling_graph.probe.prompting import PATCH_SCHEMA, PROMPT_VERSION, TOOL_NAME, build_user_message, system_prompt
 
 if TYPE_CHECKING:
-    from ..types import PendingEvent, SessionDoc
+    from rolling_graph.core.types import PendingEvent, SessionDoc
 
 _RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 _TOOL_DESCRIPTION = "Record the rationale and the RFC 6902 patch that updates the session graph."

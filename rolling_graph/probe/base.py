@@ -2,7 +2,7 @@
 
 A probe reads the batch of events accumulated since the last probe plus the hot graph
 and proposes RFC 6902 operations against the sidecar document, with a short rationale.
-Proposals are untrusted: :mod:`rolling_graph.patch` validates them before anything is
+Proposals are untrusted: :mod:`rolling_graph.core.patch` validates them before anything is
 applied, and weight arithmetic is always ours, never the model's.
 
 A pending event (as stored in ``doc["gate"]["pending"]``) is a dict::
@@ -19,13 +19,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from .errors import ProbeFailed
-from .prompting import DEFAULT_BOUNDS, build_user_message, parse_output, system_prompt
+from rolling_graph.probe.errors import ProbeFailed
+from rolling_graph.probe.prompting import DEFAULT_BOUNDS, build_user_message, parse_output, system_prompt
 
 if TYPE_CHECKING:
-    from ..config import Settings
-    from ..types import PendingEvent, SessionDoc
-    from .prompting import PromptBounds
+    from rolling_graph.core.config import Settings
+    from rolling_graph.core.types import PendingEvent, SessionDoc
+    from rolling_graph.probe.prompting import PromptBounds
 
 #: UTF-8 bytes per token assumed when estimating a request's input before sending it.
 #: Conservative on purpose (English prose runs near 4, CJK text near 3 bytes a token).

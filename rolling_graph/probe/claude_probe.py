@@ -17,7 +17,7 @@ What each part is for (checked against Claude Code 2.1.328, and by the e2e tests
 * ``--no-session-persistence``: nothing lands in the user's project history;
   ``--strict-mcp-config``: no MCP servers; ``--disable-slash-commands``: no skills.
 * Never recursing: ``disableAllHooks`` in the child's settings, and
-  :data:`~rolling_graph.config.PROBE_CHILD_ENV` in its environment, on which every
+  :data:`~rolling_graph.core.config.PROBE_CHILD_ENV` in its environment, on which every
   ``rgraph-hook`` returns at once (hooks from managed settings cannot be disabled).
 * Bounded cost: ``--max-turns 2`` allows the answer plus the one retry the CLI makes after a
   malformed structured output; ``CLAUDE_CODE_MAX_OUTPUT_TOKENS`` bounds each answer,
@@ -44,7 +44,7 @@ import tempfile
 import time
 from typing import TYPE_CHECKING, Any
 
-from rolling_graph.config import PROBE_CHILD_ENV, Settings
+from rolling_graph.core.config import PROBE_CHILD_ENV, Settings
 from rolling_graph.probe import usage
 from rolling_graph.probe.base import ModelProbe, ProbeResult, estimate_tokens, parse_answer
 from rolling_graph.probe.errors import ProbeFailed
@@ -52,8 +52,8 @@ from rolling_graph.probe.prompting import PATCH_SCHEMA, PROMPT_VERSION, TOOL_NAM
 from rolling_graph.probe.usage import remaining_tokens
 
 if TYPE_CHECKING:
-    from ..types import PendingEvent, SessionDoc
-    from .prompting import PromptBounds
+    from rolling_graph.core.types import PendingEvent, SessionDoc
+    from rolling_graph.probe.prompting import PromptBounds
 
 STRUCTURED_OUTPUT_TOOL = "StructuredOutput"
 #: The answer plus the one retry the CLI makes after a malformed structured output.
@@ -160,7 +160,8 @@ def _tail(handle: Any, limit: int = 400) -> str:
     handle.seek(0, os.SEEK_END)
     size = handle.tell()
     handle.seek(max(0, size - limit))
-    return handle.read().decode("utf-8", "replace").strip().replace("\n", " ")[-limit:]
+    text: str = handle.read().decode("utf-8", "replace")
+    return text.strip().replace("\n", " ")[-limit:]
 
 
 class ClaudeProbe(ModelProbe):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..filepaths import looks_like_file
+from rolling_graph.core.filepaths import looks_like_file
 
 _IDENT_RE = re.compile(r"@?[A-Za-z_][A-Za-z0-9_]*(?:[.:][A-Za-z_][A-Za-z0-9_]*)*[!?]?(?:/\d)?")
 _CAMEL_STEP_RE = re.compile(r"[a-z0-9][A-Z]")

@@ -48,5 +48,5 @@ def retry_delay(
 ) -> float:
     """Seconds to wait before retry number ``attempt`` (0-based), never more than ``cap``."""
     if retry_after is not None and 0 <= retry_after <= cap:
-        return retry_after
-    return min(base * (2**attempt), cap)
+        return float(retry_after)
+    return float(min(base * (2**attempt), cap))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..entities import (
+from rolling_graph.capture.entities import (
     POSITIVE_RE,
     classify_domain,
     has_correction,
@@ -37,18 +37,18 @@ from ..entities import (
     sentences,
     statement,
 )
-from ..filepaths import file_id, looks_like_file
-from ..ids import slugify
-from . import offline_commands as commands
-from . import offline_mentions as mentions
-from . import offline_tasks as tasks
-from . import offline_tools as tools
-from .base import ProbeResult
-from .code_names import CODE_SPAN_RE, code_names, is_code_name
-from .proposal import MAX_OPS, Proposal, event_seq
+from rolling_graph.core.filepaths import file_id, looks_like_file
+from rolling_graph.core.ids import slugify
+from rolling_graph.probe import offline_commands as commands
+from rolling_graph.probe import offline_mentions as mentions
+from rolling_graph.probe import offline_tasks as tasks
+from rolling_graph.probe import offline_tools as tools
+from rolling_graph.probe.base import ProbeResult
+from rolling_graph.probe.code_names import CODE_SPAN_RE, code_names, is_code_name
+from rolling_graph.probe.proposal import MAX_OPS, Proposal, event_seq
 
 if TYPE_CHECKING:
-    from ..types import PendingEvent, SessionDoc
+    from rolling_graph.core.types import PendingEvent, SessionDoc
 
 __all__ = ["MAX_OPS", "OfflineProbe"]
 

@@ -17,16 +17,16 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..filepaths import file_id, looks_like_file, relativize
-from ..ids import slugify
-from ..sanitize import cut_at_word
-from . import offline_tasks as tasks
-from . import tool_output as out
-from .code_names import frequent_names
-from .proposal import Proposal, event_seq
+from rolling_graph.core.filepaths import file_id, looks_like_file, relativize
+from rolling_graph.core.ids import slugify
+from rolling_graph.probe import offline_tasks as tasks
+from rolling_graph.probe import tool_output as out
+from rolling_graph.probe.code_names import frequent_names
+from rolling_graph.probe.proposal import Proposal, event_seq
+from rolling_graph.safety.sanitize import cut_at_word
 
 if TYPE_CHECKING:
-    from ..types import PendingEvent
+    from rolling_graph.core.types import PendingEvent
 
 #: The longest command label (and the text its node id is made from).
 COMMAND_CHARS = 80

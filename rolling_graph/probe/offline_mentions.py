@@ -20,7 +20,7 @@ what the agent will call next).
 
 A code name only the code an edit replaces has is touched too (the edit quoted it; the
 function it called may well stay), and gets that event as its ``removed`` fact
-(:func:`rolling_graph.rank_hot.is_removed`) until a later event uses it again: the restore
+(:func:`rolling_graph.render.rank.is_removed`) until a later event uses it again: the restore
 block leaves out such a name when it belongs to a superseded decision. A directory of a
 path an event names that is a code name itself (``spotter_web`` in
 ``lib/spotter_web/live/x.ex``: the package the file belongs to) is touched too, and an edit
@@ -34,16 +34,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..filepaths import file_id, looks_like_file
-from ..ids import name_id
-from .code_names import code_names, file_names, is_code_name, pattern_names
-from .offline_tools import NO_NAMES, whole_text
-from .proposal import Proposal, event_seq
+from rolling_graph.core.filepaths import file_id, looks_like_file
+from rolling_graph.core.ids import name_id
+from rolling_graph.probe.code_names import code_names, file_names, is_code_name, pattern_names
+from rolling_graph.probe.offline_tools import NO_NAMES, whole_text
+from rolling_graph.probe.proposal import Proposal, event_seq
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from ..types import PendingEvent
+    from rolling_graph.core.types import PendingEvent
 
 #: Most names of one event matched against the graph.
 NAMES_PER_EVENT = 200
@@ -52,7 +52,7 @@ NAMES_PER_EVENT = 200
 NEW_PER_EDIT = 12
 NEW_PER_WRITE = 60
 _EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
-#: Tools whose event text opens with their input as plain text (rolling_graph.events).
+#: Tools whose event text opens with their input as plain text (rolling_graph.capture.events).
 _LINE_TOOLS = frozenset({"Bash", "Read", "Glob", "LS"})
 
 
@@ -70,7 +70,7 @@ def event_names(event: PendingEvent, typed: Callable[[str], str] = str) -> tuple
     text = str(event.get("text") or "")
     raw = event.get("data")
     data: dict[str, Any] = raw if isinstance(raw, dict) else {}
-    if kind == "PostToolUse":  # (a failed call's event too: rolling_graph.events)
+    if kind == "PostToolUse":  # (a failed call's event too: rolling_graph.capture.events)
         tool = str(event.get("tool") or "")
         if tool in _EDIT_TOOLS:
             mentions = data.get("mentions")

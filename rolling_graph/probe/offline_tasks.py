@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..ids import slugify
-from ..sanitize import sentence_ends
-from .code_names import frequent_names, quoted_names
-from .proposal import Proposal
+from rolling_graph.core.ids import slugify
+from rolling_graph.probe.code_names import frequent_names, quoted_names
+from rolling_graph.probe.proposal import Proposal
+from rolling_graph.safety.sanitize import sentence_ends
 
 
 def task_node(p: Proposal, state: dict[str, Any], seq: int | None, *, ref: str | None = None, title: str | None = None,

@@ -1,6 +1,6 @@
 """Tool-call folding for the offline probe: tool events into nodes, edges and facts.
 
-Deterministic, from each event's structured ``data`` (:mod:`rolling_graph.tool_data`) and
+Deterministic, from each event's structured ``data`` (:mod:`rolling_graph.capture.tool_data`) and
 its text. Here: files and code names, and the dispatch to the other concepts.
 
 * **files** — Edit/MultiEdit/Write/NotebookEdit/Read: one node per file (id and label
@@ -19,11 +19,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..entities import paths_in
-from ..filepaths import file_id, looks_like_file
-from . import offline_commands as commands
-from . import offline_tasks as tasks
-from .code_names import (
+from rolling_graph.capture.entities import paths_in
+from rolling_graph.core.filepaths import file_id, looks_like_file
+from rolling_graph.probe import offline_commands as commands
+from rolling_graph.probe import offline_tasks as tasks
+from rolling_graph.probe.code_names import (
     code_names,
     defined_names,
     frequent_names,
@@ -32,10 +32,10 @@ from .code_names import (
     pattern_names,
     quoted_names,
 )
-from .proposal import Proposal, event_seq
+from rolling_graph.probe.proposal import Proposal, event_seq
 
 if TYPE_CHECKING:
-    from ..types import PendingEvent
+    from rolling_graph.core.types import PendingEvent
 
 _EDIT_TOOLS = {"Edit": "edits", "MultiEdit": "edits", "NotebookEdit": "edits", "Write": "writes"}
 NAMES_PER_EDIT = 12

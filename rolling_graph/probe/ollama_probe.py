@@ -2,7 +2,7 @@
 
 Same prompt, same parsing and same error model as the Anthropic probe; the answer is
 constrained by passing the answer's JSON schema as ``format``. The host comes from
-``settings.probe.ollama_host`` (``OLLAMA_HOST`` wins, see :mod:`rolling_graph.config`).
+``settings.probe.ollama_host`` (``OLLAMA_HOST`` wins, see :mod:`rolling_graph.core.config`).
 The client is imported inside this module only, by the probe process.
 """
 
@@ -11,18 +11,13 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from rolling_graph.config import Settings
+from rolling_graph.core.config import Settings
 from rolling_graph.probe.base import ModelProbe, ProbeResult, estimate_tokens, parse_answer
 from rolling_graph.probe.errors import ProbeFailed, retry_delay
-from rolling_graph.probe.prompting import (
-    PATCH_SCHEMA,
-    PROMPT_VERSION,
-    build_user_message,
-    system_prompt,
-)
+from rolling_graph.probe.prompting import PATCH_SCHEMA, PROMPT_VERSION, build_user_message, system_prompt
 
 if TYPE_CHECKING:
-    from ..types import PendingEvent, SessionDoc
+    from rolling_graph.core.types import PendingEvent, SessionDoc
 
 _RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 

@@ -9,7 +9,7 @@ Pure functions, shared by the Anthropic and Ollama backends:
 * :func:`parse_output` — the model's answer, whatever shape it arrives in (a tool call's
   input, prose around JSON, a code fence), to ``(rationale, ops)`` or :class:`ProbeFailed`.
 
-The ops are returned as the model wrote them; :mod:`rolling_graph.patch` validates them.
+The ops are returned as the model wrote them; :mod:`rolling_graph.core.patch` validates them.
 """
 
 from __future__ import annotations
@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from rolling_graph.model import DOMAINS, KINDS, VERBS
+from rolling_graph.core.model import DOMAINS, KINDS, VERBS
 from rolling_graph.probe.errors import ProbeFailed
-from rolling_graph.redact import redact
+from rolling_graph.safety.redact import redact
 
 if TYPE_CHECKING:
-    from ..types import GraphDoc, Node, PendingEvent, SessionDoc
+    from rolling_graph.core.types import GraphDoc, Node, PendingEvent, SessionDoc
 
 PROMPT_VERSION = "probe_v2"
 TOOL_NAME = "record_graph_patch"
@@ -75,7 +75,7 @@ PATCH_SCHEMA: dict[str, Any] = {
 
 
 def system_prompt(bounds: PromptBounds = DEFAULT_BOUNDS) -> str:
-    """The probe prompt (``prompts/probe_v2.md``) with the vocabulary from :mod:`rolling_graph.model`."""
+    """The probe prompt (``prompts/probe_v2.md``) with the vocabulary from :mod:`rolling_graph.core.model`."""
     text = resources.files("rolling_graph").joinpath("prompts", f"{PROMPT_VERSION}.md").read_text(encoding="utf-8")
     fills = {
         "{domains}": ", ".join(f"`{d}`" for d in DOMAINS),

@@ -4,23 +4,23 @@ The offline probe's extractors (prompts, assistant text, tool calls) write throu
 :class:`Proposal`, which knows the graph as it was and what this batch has added, so a
 name seen twice is one node, an existing node is activated once, and facts are merged
 per node and emitted once, at :meth:`Proposal.finish`. Everything it proposes is still
-validated by :mod:`rolling_graph.patch` (facts as ``trusted``: this is our own code).
+validated by :mod:`rolling_graph.core.patch` (facts as ``trusted``: this is our own code).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..facts import allowed_keys
-from ..filepaths import file_id, file_label, is_harness_path, relativize
-from ..ids import name_id, slugify
+from rolling_graph.core.facts import allowed_keys
+from rolling_graph.core.filepaths import file_id, file_label, is_harness_path, relativize
+from rolling_graph.core.ids import name_id, slugify
 
 if TYPE_CHECKING:
-    from ..types import PendingEvent, SessionDoc
+    from rolling_graph.core.types import PendingEvent, SessionDoc
 
 #: New nodes one probe may add (tool-heavy batches name many files and symbols).
 MAX_NODES_PER_PROBE = 100
-#: Stay under the validator's operation bound for trusted proposals (rolling_graph.patch).
+#: Stay under the validator's operation bound for trusted proposals (rolling_graph.core.patch).
 MAX_OPS = 390
 
 

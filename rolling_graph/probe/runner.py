@@ -32,25 +32,25 @@ import sys
 import traceback
 from typing import TYPE_CHECKING
 
-from ..clock import iso
-from ..config import ConfigError, Settings, load_settings
-from ..detach import lower_priority
-from ..events import redact_batch
-from ..gate import PENDING_MAX, QUEUE_MAX, reset_after_probe
-from ..journal import journal_size, read_journal
-from ..patch import PatchRejected, validate_ops
-from ..sidecar import SidecarStore
-from . import usage
-from .base import ProbeBackend, ProbeResult, describe_unexpected
-from .errors import ProbeFailed
-from .offline import OfflineProbe
-from .select import choose_backend, is_cap_reason
-from .transcript_tail import with_assistant_text
+from rolling_graph.capture.events import redact_batch
+from rolling_graph.capture.gate import PENDING_MAX, QUEUE_MAX, reset_after_probe
+from rolling_graph.core.clock import iso
+from rolling_graph.core.config import ConfigError, Settings, load_settings
+from rolling_graph.core.detach import lower_priority
+from rolling_graph.core.patch import PatchRejected, validate_ops
+from rolling_graph.probe import usage
+from rolling_graph.probe.base import ProbeBackend, ProbeResult, describe_unexpected
+from rolling_graph.probe.errors import ProbeFailed
+from rolling_graph.probe.offline import OfflineProbe
+from rolling_graph.probe.select import choose_backend, is_cap_reason
+from rolling_graph.probe.transcript_tail import with_assistant_text
+from rolling_graph.store.journal import journal_size, read_journal
+from rolling_graph.store.sidecar import SidecarStore
 
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from ..types import JournalEntry, PendingEvent, SessionDoc
+    from rolling_graph.core.types import JournalEntry, PendingEvent, SessionDoc
 
 #: Most events in flight: a dead probe's batch plus what is pending beyond this is split,
 #: and the dead probe's batch answered offline first.

@@ -25,14 +25,13 @@ import shutil
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from rolling_graph.config import Settings
+from rolling_graph.core.config import Settings
+from rolling_graph.core.model import new_document
 from rolling_graph.probe import usage
 from rolling_graph.probe.base import ModelProbe, ProbeBackend
 
-from ..model import new_document
-
 if TYPE_CHECKING:
-    from ..types import PendingEvent, SessionDoc
+    from rolling_graph.core.types import PendingEvent, SessionDoc
 
 CAP_REASON_PREFIX = "cap reached"
 OLLAMA_CHECK_TIMEOUT_S = 0.3

@@ -24,13 +24,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..events import bounded
-from ..userfile import read_regular, regular_size
-from .code_names import code_names, defined_names, file_names, frequent_names
+from rolling_graph.capture.events import bounded
+from rolling_graph.probe.code_names import code_names, defined_names, file_names, frequent_names
+from rolling_graph.store.userfile import read_regular, regular_size
 
 if TYPE_CHECKING:
-    from ..sidecar import SidecarStore
-    from ..types import PendingEvent
+    from rolling_graph.core.types import PendingEvent
+    from rolling_graph.store.sidecar import SidecarStore
 
 MAX_READ = 1 << 20
 MAX_EVENTS = 30

@@ -26,12 +26,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rolling_graph.clock import iso, utcnow
-from rolling_graph.config import Settings
+from rolling_graph.core.clock import iso, utcnow
+from rolling_graph.core.config import Settings
 from rolling_graph.probe.base import ProbeResult
 
 if TYPE_CHECKING:
-    from ..types import Counters, SessionDoc
+    from rolling_graph.core.types import Counters, SessionDoc
 
 #: USD per million tokens, (input, output). Matched by longest prefix of the model name.
 PRICES_PER_MTOK: dict[str, tuple[float, float]] = {

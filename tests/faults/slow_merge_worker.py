@@ -1,4 +1,4 @@
-"""``rolling_graph.reconcile.worker`` whose merge holds its transaction open, writes done.
+"""``rolling_graph.worker`` whose merge holds its transaction open, writes done.
 
 Run as ``python tests/faults/slow_merge_worker.py SECONDS WORKER-ARGS...``: the crash tests
 kill it while the merge sleeps. The fault is injected here, from the tests (a wrapper
@@ -14,7 +14,8 @@ from typing import Any
 
 def main(argv: list[str]) -> int:
     delay = float(argv[0])
-    from rolling_graph.reconcile import upsert, worker
+    from rolling_graph import worker
+    from rolling_graph.warm import upsert
 
     real = upsert.upsert_edges
 

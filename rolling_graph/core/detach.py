@@ -1,0 +1,103 @@
+"""Start a fully detached background process (probe, reconcile, pull).
+
+Claude Code waits for every process that holds the hook's stdout or stderr open, so the
+child gets a new session, stdin from /dev/null and stdout/stderr appended to a log file,
+and the hook returns without waiting for it. ``os.posix_spawn`` keeps this cheap: no
+``subprocess`` import and no fork of the hook's memory on the user's critical path.
+
+A command is ``python -m MODULE`` (:func:`python_module`, for the hot graph's own entry
+points) or the bare name of one of this package's installed commands (the warm graph's
+worker, see :mod:`rolling_graph.warm.hook_side`), looked up when it is started.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+#: Background work (probes, reconciliation) yields the CPU to the user's session.
+NICENESS = 10
+
+
+def lower_priority() -> None:
+    """Called first thing by detached entry points: never compete with the foreground."""
+    try:  # noqa: SIM105 - contextlib costs an import in a process that counts milliseconds
+        os.nice(NICENESS)
+    except OSError:  # pragma: no cover - not permitted here
+        pass
+
+
+def python_module(module: str) -> list[str]:
+    """The command that runs ``module`` with this interpreter."""
+    return [sys.executable, "-m", module]
+
+
+def find_command(name: str) -> str:
+    """An installed command of this package (``[project.scripts]``): beside this
+    interpreter, where virtual environments, pipx and uv put it, else on ``PATH``
+    (``pip install --user``)."""
+    for folder in [os.path.dirname(sys.executable), *os.environ.get("PATH", "").split(os.pathsep)]:
+        path = os.path.join(folder, name)
+        if folder and os.access(path, os.X_OK) and not os.path.isdir(path):
+            return path
+    raise FileNotFoundError(f"command {name!r} is not installed beside {sys.executable} nor on PATH")
+
+
+def spawn_detached(command: list[str], args: list[str], log_path: Path | str, env: dict[str, str] | None = None) -> int:
+    """Run ``command + args`` detached (a bare command name is looked up with
+    :func:`find_command`); return its pid."""
+    log = os.fspath(log_path)
+    os.makedirs(os.path.dirname(log) or ".", exist_ok=True)
+    child_env = dict(os.environ if env is None else env)
+    child_env.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+    argv = [command[0] if os.sep in command[0] else find_command(command[0]), *command[1:], *args]
+    if hasattr(os, "posix_spawn"):
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
+            (os.POSIX_SPAWN_DUP2, 1, 2),
+        ]
+        return os.posix_spawn(argv[0], argv, child_env, file_actions=actions, setsid=True)
+    import subprocess  # pragma: no cover - platforms without posix_spawn
+
+    with open(log, "ab") as fh:  # pragma: no cover
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=fh, stderr=fh, start_new_session=True, close_fds=True, env=child_env)
+    return proc.pid  # pragma: no cover
+
+
+def _spawn_or_note(command: list[str], args: list[str], log_path: str, env: dict[str, str]) -> None:
+    """:func:`spawn_detached`; a command that cannot start leaves one line in its log."""
+    try:
+        spawn_detached(command, args, log_path, env)
+    except OSError as exc:
+        try:
+            os.makedirs(os.path.dirname(log_path) or ".", exist_ok=True)
+            with open(log_path, "a", encoding="utf-8") as fh:
+                fh.write(f"rolling-graph: cannot start {' '.join(command)}: {exc}\n")
+        except OSError:
+            pass
+
+
+# -- deferred starts -----------------------------------------------------------------------
+#: Starts queued while ``defer`` is on: the hook process turns it on so that a new probe
+#: never competes for the CPU with the hook's own output; it runs them after flushing.
+_DEFERRED: list[tuple[list[str], list[str], str, dict[str, str]]] = []
+defer = False
+
+
+def spawn_later(command: list[str], args: list[str], log_path: str, env: dict[str, str]) -> None:
+    """Start ``command + args`` detached now, or after the hook's output when deferring."""
+    if defer:
+        _DEFERRED.append((command, args, log_path, env))
+        return
+    _spawn_or_note(command, args, log_path, env)
+
+
+def run_deferred() -> None:
+    while _DEFERRED:
+        _spawn_or_note(*_DEFERRED.pop(0))

@@ -1,0 +1,136 @@
+"""File paths as the graph keys and shows them: relative to the worktree's top level.
+
+A session names the same file many ways: ``/home/ada/src/app/lib/x.py`` in an Edit,
+``lib/x.py`` in a Glob, ``x.py`` after a ``cd lib``. The graph keeps one node per file,
+keyed and labelled by its path relative to the session's root (the git top level of the
+first ``cwd``), so the id is the same in every session of the project. A path outside the
+root stays absolute, with the home directory shortened to ``~``. Claude Code's own files
+(transcripts, plans and task output under ``~/.claude`` and ``/tmp/claude-*``) are the
+harness's, not the project's: they never become file nodes.
+
+String operations only: the hook calls this on every tool event and imports no ``re``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from rolling_graph.core.ids import _SLUG_CHARS, ID_MAX, slugify
+from rolling_graph.core.model import LABEL_MAX
+
+#: Markers of the harness's own files (absolute paths only: a project may have a ``.claude``
+#: directory of its own, which is the user's).
+_HARNESS_PARTS = ("/.claude/", "/tmp/claude-", "/tool-results/")
+_HOME_PREFIXES = ("/home/", "/Users/")
+
+
+def find_root(cwd: str) -> str:
+    """The git top level above ``cwd`` (a directory or worktree file named ``.git``), else
+    ``cwd``; not resolved through symlinks, so payload paths under ``cwd`` still match."""
+    cwd = cwd.rstrip("/") or "/"
+    candidate = cwd
+    while True:
+        if os.path.exists(candidate + "/.git"):
+            return candidate
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return cwd
+        candidate = parent
+
+
+def is_harness_path(path: str) -> bool:
+    """Claude Code's transcripts, plans, task outputs and tool-result files."""
+    if not path.startswith(("/", "~")):
+        return False
+    return any(part in path for part in _HARNESS_PARTS) or path.startswith("~/.claude/")
+
+
+def relativize(path: str, root: str | None, cwd: str | None = None) -> str:
+    """``path`` relative to ``root`` when it lies inside it; a relative ``path`` is taken
+    from ``cwd`` first. Outside the root: absolute, ``/home/<user>/`` shortened to ``~/``."""
+    path = path.strip()
+    if not path:
+        return path
+    if not path.startswith(("/", "~")) and cwd:
+        path = cwd.rstrip("/") + "/" + path
+    if path.startswith("/"):
+        path = os.path.normpath(path)
+        if root:
+            root = root.rstrip("/")
+            if path == root:
+                return "."
+            if path.startswith(root + "/"):
+                return path[len(root) + 1 :]
+        return _short_home(path)
+    return os.path.normpath(path) if "/." in path or path.startswith("./") else path
+
+
+def _short_home(path: str) -> str:
+    for prefix in _HOME_PREFIXES:
+        if path.startswith(prefix):
+            rest = path[len(prefix) :]
+            slash = rest.find("/")
+            if slash > 0:
+                return "~" + rest[slash:]
+    return path
+
+
+def file_label(path: str, limit: int = LABEL_MAX) -> str:
+    """``path`` within ``limit`` characters, eliding the middle of the directory part and
+    never the file name: ``lib/spotter_web/…/live/session_live.ex``."""
+    if len(path) <= limit:
+        return path
+    head, _, name = path.rpartition("/")
+    if len(name) + 2 > limit:
+        return "…" + name[-(limit - 1) :]
+    parts = head.split("/")
+    budget = limit - len(name) - 2  # "…/" before the name
+    kept_head: list[str] = []
+    kept_tail: list[str] = []
+    used = 0
+    # Alternate: the first directories say where it lives, the last say what it is.
+    i, j = 0, len(parts) - 1
+    take_tail = True
+    while i <= j:
+        part = parts[j] if take_tail else parts[i]
+        if used + len(part) + 1 > budget:
+            break
+        used += len(part) + 1
+        if take_tail:
+            kept_tail.insert(0, part)
+            j -= 1
+        else:
+            kept_head.append(part)
+            i += 1
+        take_tail = not take_tail
+    if not kept_head and not kept_tail:
+        return "…/" + name
+    return "/".join([*kept_head, "…", *kept_tail, name])
+
+
+def file_id(path: str) -> str:
+    """A stable node id for a (relative) path: its slug; a long one keeps its head and a
+    short checksum of the whole path, so two long paths never share an id."""
+    full = "-".join("".join(c if c in _SLUG_CHARS else " " for c in path.lower()).split())
+    if len(full) <= ID_MAX:
+        return slugify(path)
+    from zlib import crc32
+
+    return full[: ID_MAX - 9].rstrip("-") + "-" + format(crc32(path.encode("utf-8")), "08x")
+
+
+#: What counts as a source file's extension (the corpus metric's "file basename" too).
+SOURCE_EXTENSIONS = frozenset(
+    """py pyi js jsx ts tsx mjs cjs rs go java kt kts scala rb ex exs erl hrl heex eex leex
+    c h cc cpp hpp cs swift m mm php lua sh bash zsh fish sql md rst txt json jsonl yaml yml
+    toml ini cfg conf lock css scss sass less html htm vue svelte xml gradle tf hcl proto
+    graphql gql dockerfile mk ipynb r jl dart zig nim clj cljs elm hs ml mli fs fsx cxx erb mdx pl svg
+    makefile""".split()
+)
+
+
+def looks_like_file(token: str) -> bool:
+    """A token that names a file: has a dot-extension from :data:`SOURCE_EXTENSIONS`."""
+    name = token.rpartition("/")[2]
+    stem, dot, ext = name.rpartition(".")
+    return bool(dot and stem and ext.lower() in SOURCE_EXTENSIONS)

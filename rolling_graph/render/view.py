@@ -1,0 +1,135 @@
+"""The graph as the restore block reads it (:mod:`rolling_graph.render.restore`).
+
+What is in force and what is not: the older side of a ``supersedes`` edge and an option a
+live decision ``contradicts`` are hidden from every current line; the block names them only
+on their successor's line. Everything in force is ranked once
+(:func:`rolling_graph.render.rank.rank`); sections take their kinds from that order.
+"""
+
+from __future__ import annotations
+
+from rolling_graph.core.focus import rejected_ids, superseded_by
+from rolling_graph.render.layout import file_path
+from rolling_graph.render.rank import best_first, facts_of, is_removed, recency_key, scores
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from rolling_graph.core.types import GraphDoc
+    from rolling_graph.render.rank import RankSettings
+
+#: Kinds with a section of their own (requests, tasks, decisions) or none (summaries):
+#: never in the list of further names.
+INTENT = ("decision", "correction", "preference")
+NOT_NAMES = frozenset({"request", "task", "summary", *INTENT})
+#: A rejected option of at most this many words is a name whose words mark related names.
+OPTION_WORDS = 3
+_OPTION_STOP = frozenset("the and for use using with not new old via from into".split())
+#: The shortest word of a superseded decision that marks the code an edit removed as its own.
+SUPERSEDED_WORD = 5
+
+
+#: ASCII characters that are neither letters nor digits, as spaces (one C-level pass).
+_NOT_ALNUM = str.maketrans({chr(c): " " for c in range(128) if not chr(c).isalnum()})
+
+
+def _words(text: str) -> list[str]:
+    """Lowercased runs of letters and digits: ``@celery.task`` → ``celery``, ``task``."""
+    low = text.lower()
+    if low.isascii():
+        return low.translate(_NOT_ALNUM).split()
+    return "".join(c if c.isalnum() else " " for c in low).split()
+
+
+class RestoreView:
+    """The graph as the restore block reads it, in one pass over nodes and the few edge
+    kinds it needs: the nodes in force, ranked once; what supersedes, rejects and tests what;
+    files' paths; and the words of rejected options."""
+
+    def __init__(self, doc: GraphDoc, r: RankSettings) -> None:
+        self.nodes = nodes = doc["nodes"]
+        edges = doc["edges"]
+        old = superseded_by(edges)
+        self.hidden = old.keys() | rejected_ids(nodes, edges, old)
+        self.supersedes: dict[str, list[str]] = {}
+        self.rejects: dict[str, list[str]] = {}
+        self.tested_by: dict[str, list[str]] = {}
+        for key in edges:
+            if not ("|supersedes|" in key or "|contradicts|" in key or "|tests|" in key):
+                continue
+            source, verb, target = (key.split("|") + ["", ""])[:3]
+            if source not in nodes or target not in nodes:
+                continue
+            if verb == "supersedes":
+                self.supersedes.setdefault(source, []).append(target)
+            elif verb == "contradicts" and target in self.hidden and source not in self.hidden:
+                self.rejects.setdefault(source, []).append(target)
+            elif verb == "tests":
+                cmd, file = (source, target) if nodes[source]["kind"] == "command" else (target, source)
+                if nodes[cmd]["kind"] == "command" and nodes[file]["kind"] == "file":
+                    self.tested_by.setdefault(file, []).append(cmd)
+        hidden = self.hidden
+        #: Words of the options decisions turned away (``Fly.io`` → ``fly``): a name made of
+        #: one (``fly.toml``, ``@celery.task``) belongs to the rejected option, not to the
+        #: session's current state. Options are short names; superseded decisions (sentences)
+        #: are kept out of current lines by their ids alone.
+        self.rejected_words: set[str] = set()
+        for nid in hidden - old.keys():
+            words = _words(nodes[nid]["label"]) if nid in nodes and nodes[nid]["kind"] not in NOT_NAMES else []
+            if len(words) <= OPTION_WORDS:
+                self.rejected_words.update(w for w in words if len(w) >= 3 and w not in _OPTION_STOP)
+        self._rejected_prefixes = tuple(sorted(r for r in self.rejected_words if len(r) >= 4))
+        #: Code names of a superseded decision that an edit took out of the code, nothing
+        #: using them since (``pg_advisory_xact_lock`` once "use advisory locks" gave way to
+        #: an exclusion constraint): the old approach's code, in no line and not counted.
+        self.removed = self._removed_with(old.keys())
+        self.kind: dict[str, str] = {nid: node["kind"] for nid, node in nodes.items() if nid not in hidden and nid not in self.removed}
+        self.by_kind: dict[str, list[str]] = {}
+        for nid, kind in self.kind.items():
+            self.by_kind.setdefault(kind, []).append(nid)
+        self.paths = {nid: file_path(nodes[nid], doc["project"]) for nid in self.by_kind.get("file", [])}
+        #: Every node in force, best first (:func:`rolling_graph.render.rank.scores`, fused once).
+        self.score = scores(nodes, self.kind, r)
+        self.order = best_first(self.score)
+
+    def _removed_with(self, superseded: Iterable[str]) -> set[str]:
+        """Removed code names (:func:`rolling_graph.render.rank.is_removed`) with a word of
+        :data:`SUPERSEDED_WORD` letters or more of a superseded decision that no superseding
+        decision uses (``advisory`` of "Use Postgres advisory locks around the insert")."""
+        nodes = self.nodes
+        words = {w for nid in superseded if nid in nodes for w in _words(nodes[nid]["label"]) if len(w) >= SUPERSEDED_WORD}
+        if not words:
+            return set()
+        words -= {w for nid in self.supersedes for w in _words(nodes[nid]["label"])}
+        return {nid for nid, node in nodes.items()
+                if node["kind"] == "symbol" and is_removed(facts_of(node)) and words.intersection(_words(node["label"]))}
+
+    def what(self, nid: str) -> tuple[str, list[str]]:
+        """What was done to a file (``facts.what``) as shown, and the code names it quotes
+        (`` `a` ``). A list of names loses those of an option a decision turned away (the edit
+        that removed ``@celery.task`` does not make Celery current); other text stays as is."""
+        what = (facts_of(self.nodes[nid]).get("what") or "").strip()
+        parts = what.split("`")
+        quoted = [p.strip() for p in parts[1::2] if p.strip()] if len(parts) % 2 else []
+        names = [name for name in quoted if not self.is_rejected_name(name)]
+        if quoted and all(not p.strip(" ,") for p in parts[0::2]):  # nothing but a list of names
+            return ", ".join(f"`{name}`" for name in names), names
+        return what, names
+
+    def is_rejected_name(self, name: str) -> bool:
+        """Is a word of ``name`` a rejected option's word (``fly`` in ``fly.toml``), or one
+        of four letters or more and a prefix of it (``sqlite`` in ``sqlite3.connect``)?"""
+        if not self.rejected_words:
+            return False
+        prefixes = self._rejected_prefixes
+        return any(word in self.rejected_words or word.startswith(prefixes) for word in _words(name))
+
+    def ranked(self, kinds: tuple[str, ...]) -> list[str]:
+        return [nid for nid in self.order if self.kind[nid] in kinds]
+
+    def label(self, nid: str) -> str:
+        return self.nodes[nid]["label"]
+
+    def recent_first(self, ids: list[str]) -> list[str]:
+        return sorted(ids, key=lambda i: (recency_key(self.nodes[i]), i), reverse=True)

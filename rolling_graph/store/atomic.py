@@ -1,0 +1,118 @@
+"""Files that are never half-written, and the lock that orders their writers.
+
+Claude Code runs every matching hook in parallel, and probes and workers run beside them:
+every write goes through a temp file in the same directory and an atomic rename, under
+an exclusive ``flock``. Readers need no lock: they see the old file or the new one.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+
+from rolling_graph.core import jsonio
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+
+def write_atomic(path: str, data: bytes, durable: bool = True) -> None:
+    """Temp file in the same directory, (fsync), rename: readers see old or new, never half.
+
+    ``durable=False`` skips the fsync: for the hook's volatile state file only, which is
+    rewritten on every event. A process crash still leaves the old or the new file; a
+    power cut may lose the last event's counters. The journal and the graph are fsynced.
+    """
+    tmp = f"{path}.tmp.{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data)
+        if durable:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+#: A temp file this old is stale even if its pid is alive again (reused by another process):
+#: a writer holds one for milliseconds.
+TEMP_STALE_S = 600.0
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # (EPERM: alive, another user's)
+        return True
+    return True
+
+
+def clean_stale_temp(directory: str, prefix: str = "", now: float | None = None) -> list[str]:
+    """Remove ``<prefix>*.tmp.<pid>`` files in ``directory`` that :func:`write_atomic` left
+    behind when killed: the pid is no longer running, or the file is older than
+    :data:`TEMP_STALE_S`. Returns the names removed."""
+    import time
+
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    now = time.time() if now is None else now
+    removed: list[str] = []
+    for name in names:
+        head, sep, pid = name.rpartition(".tmp.")
+        if not sep or not head.startswith(prefix) or not pid.isdigit():
+            continue
+        path = os.path.join(directory, name)
+        try:
+            if _alive(int(pid)) and now - os.stat(path).st_mtime < TEMP_STALE_S:
+                continue
+            os.unlink(path)
+            removed.append(name)
+        except OSError:
+            continue
+    return removed
+
+
+def read_json(path: str) -> dict[str, Any] | None:
+    """The JSON object at ``path``; None when missing, truncated or not an object."""
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return None
+    try:
+        doc = jsonio.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return doc if isinstance(doc, dict) else None
+
+
+class FileLock:
+    """Exclusive ``flock`` on a lock file; blocking unless ``blocking=False``."""
+
+    def __init__(self, path: str, blocking: bool = True) -> None:
+        self.path = path
+        self.blocking = blocking
+        self.fd: int | None = None
+        self.acquired = False
+
+    def __enter__(self) -> FileLock:
+        self.fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        flags = fcntl.LOCK_EX | (0 if self.blocking else fcntl.LOCK_NB)
+        try:
+            fcntl.flock(self.fd, flags)
+            self.acquired = True
+        except BlockingIOError:
+            self.acquired = False
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd is not None:
+            if self.acquired:
+                fcntl.flock(self.fd, fcntl.LOCK_UN)
+            os.close(self.fd)
+            self.fd = None

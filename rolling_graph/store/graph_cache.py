@@ -1,0 +1,75 @@
+"""The graph file's read cache (``<sid>.graph.cache``): the graph as loaded, in :mod:`marshal`
+format, which this interpreter loads in about half the time of the JSON (a 2,000-node graph:
+~9 ms against ~19 ms).
+
+Derived, never fsynced, used only when it names the exact graph file on disk (inode, size,
+mtime) and was written by the same Python; else ignored and the JSON is parsed. The hook
+process loads this module when it reads or writes a graph: ``marshal`` and ``sys`` are
+imported where they are used.
+"""
+
+from __future__ import annotations
+
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rolling_graph.core.types import GraphDoc
+
+#: The cache holds the graph as loaded (normalised): a cache from before normalisation
+#: carries another tag and is ignored.
+TAG = "rolling-graph-graph-cache-2"
+
+Signature = tuple[int, int, int]
+
+
+def signature(st: os.stat_result) -> Signature:
+    """What names one version of a file on disk: inode, size, mtime."""
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _key() -> tuple[str, int, int, int]:
+    import marshal
+    import sys
+
+    return (TAG, marshal.version, *sys.version_info[:2])
+
+
+def read(path: str, graph_stat: os.stat_result) -> GraphDoc | None:
+    """The cached graph if it was made from exactly this graph file by this Python."""
+    import marshal
+
+    try:
+        with open(path, "rb") as fh:
+            key, made_from, graph = marshal.loads(fh.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    cached: GraphDoc = graph  # written by blob() from a normalised document
+    if key != _key() or made_from != signature(graph_stat) or not isinstance(graph, dict):
+        return None
+    return cached
+
+
+def blob(graph: GraphDoc, made_from: Signature) -> bytes:
+    """The cache of ``graph``, written from the graph file ``made_from`` names."""
+    import marshal
+
+    return marshal.dumps((_key(), made_from, shared_values(graph)))
+
+
+def shared_values(value: Any, memo: dict[str, str] | None = None) -> Any:
+    """``value`` (JSON-shaped) with equal strings as one object. :mod:`marshal`
+    writes an object it has seen as a reference to it, so the cache of a graph whose nodes
+    share kinds, domains and timestamps is a third smaller and loads a third faster (a
+    2,000-node graph: ~5 ms -> ~3.5 ms, which a prompt naming a node waits for)."""
+    if memo is None:
+        memo = {}
+    if isinstance(value, dict):
+        return {shared_values(k, memo): shared_values(v, memo) for k, v in value.items()}
+    if isinstance(value, list):
+        return [shared_values(v, memo) for v in value]
+    if isinstance(value, str):
+        return memo.setdefault(value, value)
+    return value

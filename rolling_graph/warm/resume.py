@@ -1,0 +1,167 @@
+"""Choosing what a new session gets back from the warm graph.
+
+Candidates come from a few cheap, indexed legs (top by weight, by recency, by
+cross-session frequency, by uses, by opening, the last focus's neighbourhood, and for
+prompt pulls the nearest embeddings); :mod:`rolling_graph.warm.rank` fuses them with RRF.
+``refresh_snapshot`` writes the per-project resume snapshot after every reconciliation:
+what the last session left and the decisions in force first
+(:mod:`rolling_graph.warm.startup`), then the ranked names; every node with its kind
+and its durable facts, so the restore block's sections work for a new session too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from rolling_graph.core.clock import iso, utcnow
+from rolling_graph.core.config import Settings
+from rolling_graph.warm import rank, snapshot, startup
+from rolling_graph.warm.snapshot_write import write_snapshot
+
+#: How many nodes each cheap leg contributes to the candidate pool.
+PER_LEG = 100
+NEIGHBOURHOOD_MAX = 400
+#: The opening leg reads this many session rows per candidate it brings (the smallest
+#: openings, over the project's index): sessions open with many of the same names.
+OPENING_ROWS = 8
+
+_NODE_COLUMNS = (
+    "id, label, domain, kind, summary, confidence, weight, anchor, floor, first_seen, last_activated, session_count, activations, facts"
+)
+_NAMES = [c.strip() for c in _NODE_COLUMNS.split(",")]
+
+
+def focus_hops(conn: Any, pid: int, focus: Sequence[str], max_hops: int) -> dict[str, int]:
+    """Hops from the focus nodes over warm edges (undirected), up to ``max_hops``."""
+    if not focus:
+        return {}
+    rows = conn.execute(
+        "WITH RECURSIVE walk(id, hops) AS ("
+        " SELECT f, 0 FROM unnest(%s::text[]) AS f"
+        " UNION"
+        " SELECT CASE WHEN e.source = w.id THEN e.target ELSE e.source END, w.hops + 1"
+        " FROM walk w JOIN edges e ON e.project_id = %s AND (e.source = w.id OR e.target = w.id)"
+        " WHERE w.hops < %s)"
+        " SELECT id, min(hops) FROM walk GROUP BY id ORDER BY min(hops), id LIMIT %s",
+        (list(focus), pid, max_hops, NEIGHBOURHOOD_MAX),
+    ).fetchall()
+    return {r[0]: int(r[1]) for r in rows}
+
+
+def candidates(
+    conn: Any,
+    pid: int,
+    *,
+    focus: Sequence[str] = (),
+    similarity: dict[str, float] | None = None,
+    settings: rank.RankSettings = rank.RESUME,
+    per_leg: int = PER_LEG,
+) -> tuple[list[rank.Candidate], dict[str, dict[str, Any]]]:
+    """The candidate pool for ranking, and each candidate's node row (as a dict)."""
+    hops = focus_hops(conn, pid, focus, settings.max_hops)
+    extra = sorted(set(hops) | set(similarity or {}))
+    rows = conn.execute(
+        f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project_id = %(p)s AND id IN ("
+        " (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY weight DESC LIMIT %(n)s)"
+        " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY last_activated DESC LIMIT %(n)s)"
+        " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY session_count DESC LIMIT %(n)s)"
+        + (" UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY activations DESC LIMIT %(n)s)" if settings.uses_leg else "")
+        + (" UNION (SELECT node_id FROM (SELECT node_id, opening FROM node_sessions WHERE project_id = %(p)s"
+           " AND opening IS NOT NULL ORDER BY opening LIMIT %(m)s) o GROUP BY node_id ORDER BY min(opening), node_id LIMIT %(n)s)"
+           if settings.opening_leg else "")
+        + " UNION (SELECT unnest(%(x)s::text[])))",
+        {"p": pid, "n": per_leg, "m": per_leg * OPENING_ROWS, "x": extra},
+    ).fetchall()
+    by_id = {r[0]: dict(zip(_NAMES, r, strict=True)) for r in rows}
+    opening = _openings(conn, pid, list(by_id)) if settings.opening_leg else {}
+    pool = [
+        rank.Candidate(
+            id=nid,
+            weight=float(row["weight"]),
+            last_activated=row["last_activated"],
+            session_count=int(row["session_count"]),
+            hops=hops.get(nid),
+            similarity=(similarity or {}).get(nid),
+            activations=int(row["activations"]),
+            opening=opening.get(nid),
+        )
+        for nid, row in by_id.items()
+    ]
+    return pool, by_id
+
+
+def _openings(conn: Any, pid: int, ids: list[str]) -> dict[str, int]:
+    """Each node's best place in a session's discovery order (:func:`rank.openings`)."""
+    return {nid: int(best) for nid, best in conn.execute(
+        "SELECT node_id, min(opening) FROM node_sessions WHERE project_id = %s AND node_id = ANY(%s) AND opening IS NOT NULL "
+        "GROUP BY node_id",
+        (pid, ids),
+    )}
+
+
+def node_payload(row: dict[str, Any]) -> dict[str, Any]:
+    out = {
+        "id": row["id"],
+        "label": row["label"],
+        "domain": row["domain"],
+        "kind": row["kind"],
+        "confidence": row["confidence"],
+        "weight": round(float(row["weight"]), 4),
+        "anchor": bool(row["anchor"]),
+        "floor": round(float(row["floor"]), 4),
+        "first_seen": iso(row["first_seen"]),
+        "warm_last_activated": iso(row["last_activated"]),
+        "sessions": int(row["session_count"]),
+    }
+    if row.get("summary"):
+        out["summary"] = row["summary"]
+    if row.get("facts"):
+        out["facts"] = row["facts"]
+    return out
+
+
+def edges_among(conn: Any, pid: int, ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        "SELECT source, relationship, target, strength FROM edges "
+        "WHERE project_id = %s AND source = ANY(%s) AND target = ANY(%s) "
+        "ORDER BY (relationship = 'supersedes') DESC, strength DESC, source, relationship, target LIMIT %s",
+        (pid, list(ids), list(ids), limit),
+    ).fetchall()
+    return [{"source": s, "relationship": r, "target": t, "strength": round(float(st), 4)} for s, r, t, st in rows]
+
+
+def build_snapshot(conn: Any, pid: int, root: str, now: datetime | None = None, *, max_nodes: int = snapshot.MAX_NODES) -> dict[str, Any]:
+    """The project's resume snapshot: what the last session left (:mod:`rolling_graph.warm.startup`)
+    first, then the project's names ranked by RRF of weight, recency, cross-session
+    frequency, uses, opening and hops from the last focus; superseded nodes only beside their successor."""
+    now = now or utcnow()
+    row = conn.execute("SELECT last_focus FROM projects WHERE id = %s", (pid,)).fetchone()
+    focus = list(row[0]) if row else []
+    pool, by_id = candidates(conn, pid, focus=focus)
+    ranked = rank.rank(pool, now, rank.RESUME)
+    left = startup.left_open(conn, pid, now, _NODE_COLUMNS)
+    hidden = startup.superseded_among(conn, pid, ranked)
+    names = [nid for nid in ranked if by_id[nid]["kind"] not in startup.NOT_NAMES and nid not in hidden]
+    order = list(dict.fromkeys([*left.ids(), *names]))[:max_nodes]
+    rows = {**by_id, **left.rows}
+    return {
+        "project": root,
+        "generated_at": iso(now),
+        "focus": focus,
+        "last_session": left.session,
+        "nodes": [node_payload(rows[nid]) for nid in order],
+        "edges": edges_among(conn, pid, order, snapshot.MAX_EDGES),
+    }
+
+
+def refresh_snapshot(conn: Any, settings: Settings, root: str) -> dict[str, Any] | None:
+    """Rebuild and atomically write the project's resume snapshot."""
+    row = conn.execute("SELECT id FROM projects WHERE root = %s", (root,)).fetchone()
+    if row is None:
+        return None
+    snap = build_snapshot(conn, int(row[0]), root, settings.clock.now())
+    conn.commit()
+    write_snapshot(settings.home, root, snap)
+    return snap

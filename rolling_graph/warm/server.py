@@ -1,0 +1,209 @@
+"""The embedded PostgreSQL (``pgserver`` wheel: PostgreSQL 16 + pgvector) under ``$ROLLING_GRAPH_HOME/pg``.
+
+Started on demand, shared by every session and process of one state directory, and stopped
+after it has been idle ``[db] idle_stop_s`` seconds (:mod:`rolling_graph.warm.server_watch`)
+or by ``rgraph db stop``; an ``rgraph`` command stops a server it started itself before it exits. Attaching to a running server only reads ``postmaster.pid``
+(no ``pgserver`` import, ~1 ms). Starting goes through our own ``fcntl`` lock because two
+processes doing pgserver's first start at once race on its ``mkdir``. pgserver prints an
+``XDG_RUNTIME_DIR`` warning on stderr: while it runs, fd 2 points at the server log so no
+user or hook ever sees it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+from rolling_graph.core.errors import RollingGraphError
+
+DB_NAME = "rolling_graph"
+START_TIMEOUT_S = 30.0
+
+
+class EmbeddedServerError(RollingGraphError, RuntimeError):
+    """The embedded server could not be started; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class PostmasterInfo:
+    pid: int
+    data_dir: str
+    port: int
+    socket_dir: str
+    status: str
+
+
+def pg_dir(home: Path) -> Path:
+    return home / "pg"
+
+
+def _lock_path(home: Path) -> Path:
+    return home / "pg.lock"
+
+
+def read_postmaster(pgdata: Path) -> PostmasterInfo | None:
+    """Parse ``postmaster.pid`` (PostgreSQL's own lock file); None when absent or torn."""
+    try:
+        lines = (pgdata / "postmaster.pid").read_text(encoding="utf-8").splitlines()
+        return PostmasterInfo(
+            pid=int(lines[0]),
+            data_dir=lines[1],
+            port=int(lines[3]),
+            socket_dir=lines[4].strip(),
+            status=lines[7].strip() if len(lines) > 7 else "",
+        )
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def running_info(home: Path) -> PostmasterInfo | None:
+    """The running embedded server's postmaster info, or None."""
+    info = read_postmaster(pg_dir(home))
+    if info is None or not _alive(info.pid) or info.status != "ready" or not info.socket_dir:
+        return None
+    return info
+
+
+def dsn_for(info: PostmasterInfo, database: str = DB_NAME) -> str:
+    return f"postgresql://postgres@/{database}?host={quote(info.socket_dir, safe='/')}&port={info.port}"
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def _stderr_to(path: Path) -> Iterator[None]:
+    """Point fd 2 (and so every child's stderr) at ``path`` for the duration."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    saved = os.dup(2)
+    with open(path, "ab") as log:
+        os.dup2(log.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+
+def _start_with_pgserver(pgdata: Path, log: Path) -> None:
+    with _stderr_to(log):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import pgserver  # heavy: psutil, platformdirs, fasteners
+
+            pgserver.get_server(pgdata, cleanup_mode=None)
+
+
+def _ensure_database(info: PostmasterInfo) -> None:
+    import psycopg
+
+    with psycopg.connect(dsn_for(info, "postgres"), autocommit=True, connect_timeout=10) as conn:
+        found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (DB_NAME,)).fetchone()
+        if not found:
+            with contextlib.suppress(psycopg.errors.DuplicateDatabase):
+                conn.execute(f'CREATE DATABASE "{DB_NAME}"')
+
+
+#: State directories whose embedded server this process started (see :func:`stop_started_here`).
+STARTED_HERE: set[Path] = set()
+
+
+def ensure_running(home: Path) -> str:
+    """Start the embedded server if needed and return a DSN for our database.
+
+    Safe to call from many processes at once: the fast path only reads ``postmaster.pid``;
+    the slow path serializes behind ``$ROLLING_GRAPH_HOME/pg.lock``. A server this call
+    starts is recorded in :data:`STARTED_HERE`.
+    """
+    info = running_info(home)
+    if info is not None:
+        return dsn_for(info)
+    home.mkdir(parents=True, exist_ok=True)
+    with _file_lock(_lock_path(home)):
+        info = running_info(home)
+        if info is None:
+            STARTED_HERE.add(home)
+            try:
+                _start_with_pgserver(pg_dir(home), home / "logs" / "pgserver.log")
+            except Exception as exc:  # noqa: BLE001 - pgserver raises many kinds
+                raise EmbeddedServerError(
+                    f"could not start the embedded PostgreSQL under {pg_dir(home)} ({type(exc).__name__}: {exc}); "
+                    f"see {home / 'logs' / 'pgserver.log'} and {pg_dir(home) / 'log'}, or set ROLLING_GRAPH_DSN"
+                ) from exc
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while (info := running_info(home)) is None:
+                if time.monotonic() > deadline:
+                    raise EmbeddedServerError(f"embedded PostgreSQL under {pg_dir(home)} did not become ready")
+                time.sleep(0.05)
+        _ensure_database(info)
+    return dsn_for(info)
+
+
+def stop(home: Path, timeout_s: float = 20.0) -> bool:
+    """Stop the embedded server (fast shutdown). Returns False when it was not running."""
+    STARTED_HERE.discard(home)
+    with _file_lock(_lock_path(home)):
+        info = running_info(home)
+        if info is None:
+            return False
+        import subprocess
+
+        pgdata = pg_dir(home)
+        pg_ctl = _pg_bin("pg_ctl")
+        user = "pgserver" if os.geteuid() == 0 else None
+        with open(os.devnull, "wb") as null:
+            result = subprocess.run(
+                [str(pg_ctl), "-D", str(pgdata), "-m", "fast", "-w", "-t", str(int(timeout_s)), "stop"],
+                stdout=null,
+                stderr=null,
+                user=user,
+                check=False,
+            )
+        if result.returncode != 0 and _alive(info.pid):
+            os.kill(info.pid, 15)
+        deadline = time.monotonic() + timeout_s
+        while _alive(info.pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return True
+
+
+def stop_started_here() -> list[Path]:
+    """Stop every embedded server this process started; returns their state directories.
+
+    ``rgraph`` calls it on exit: a command leaves nothing running that it did not find running."""
+    return [home for home in sorted(STARTED_HERE) if stop(home)]
+
+
+def _pg_bin(name: str) -> Path:
+    import importlib.util
+
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or spec.origin is None:
+        raise EmbeddedServerError("the pgserver package is not installed; pip install pgserver or set ROLLING_GRAPH_DSN")
+    return Path(spec.origin).parent / "pginstall" / "bin" / name

@@ -1,0 +1,141 @@
+"""The per-project resume snapshot, as the hook reads it: the warm graph's top branches.
+
+Every reconciliation writes ``$ROLLING_GRAPH_HOME/snapshots/<project_key>.json``
+(:mod:`rolling_graph.warm.snapshot_write` is the writer) so that the SessionStart hook can
+start a session from the warm graph without a database connection. This module owns the
+format: where the file is, what a valid one looks like, and the journal ops that bring
+its nodes and edges into a hot graph. It runs in the hook process, so it imports nothing
+heavy: the C JSON codec through :mod:`rolling_graph.core.jsonio` and ``os.path`` (``json``,
+``pathlib`` and ``tempfile`` cost the hook ~30 ms of imports).
+"""
+
+from __future__ import annotations
+
+import os
+
+from rolling_graph.core import jsonio
+from rolling_graph.core.clock import iso
+from rolling_graph.core.ids import edge_key, is_node_id
+from rolling_graph.core.model import LABEL_MAX, SUMMARY_MAX, VERBS
+from rolling_graph.core.normalize import normalize_node
+from rolling_graph.safety.sanitize import clean_line
+from rolling_graph.store.project import project_key
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from datetime import datetime
+    from typing import Any
+
+    from rolling_graph.core.types import Edge, GraphDoc, Node, PatchOp, Snapshot
+
+SNAPSHOT_VERSION = 1
+#: Bounds on what a snapshot holds, and what a new session (``startup``, ``clear``) takes
+#: from it: enough for the restore block's names to fill an 800-token budget.
+MAX_NODES = 160
+MAX_EDGES = 200
+#: What one resume may add to a session's hot graph (it has its own nodes already).
+RESUME_NODES = 40
+RESUME_EDGES = 80
+
+
+def snapshot_file(home: str | os.PathLike[str], project_root: str) -> str:
+    return os.path.join(os.fspath(home), "snapshots", f"{project_key(project_root)}.json")
+
+
+def has_snapshot(home: str | os.PathLike[str], project_root: str | None) -> bool:
+    if not project_root:
+        return False
+    return os.path.exists(snapshot_file(home, project_root))
+
+
+def read_snapshot(home: str | os.PathLike[str], project_root: str) -> Snapshot | None:
+    """The project's snapshot, or None when absent, unreadable or for another project.
+    Its nodes and edges are checked one by one when merged (:func:`snapshot_ops`)."""
+    try:
+        with open(snapshot_file(home, project_root), "rb") as fh:
+            data: Snapshot = jsonio.loads(fh.read())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return None
+    if not isinstance(data, dict) or data.get("project") != project_root or data.get("version") != SNAPSHOT_VERSION:
+        return None
+    if not isinstance(data.get("nodes"), list) or not isinstance(data.get("edges"), list):
+        return None
+    return data
+
+
+def _clean_node(raw: dict[str, Any], stamp: str) -> Node | None:
+    """A snapshot node as a hot-graph node (:func:`rolling_graph.core.normalize.normalize_node`: the
+    one set of defaults), pulled into this session at ``stamp``: its time decay starts from
+    here. Its facts come along (a file's edit counts, a task's status), except ``seq``: the
+    event counter of another session would outrank this one's."""
+    node_id = raw.get("id")
+    if not is_node_id(node_id):
+        return None
+    node = normalize_node(node_id, raw, stamp)
+    if "facts" in node:
+        node["facts"].pop("seq", None)
+        if not node["facts"]:
+            del node["facts"]
+    node["label"] = clean_line(node["label"], LABEL_MAX) or node_id  # stored as a label: the one sanitiser
+    if "summary" in node:
+        node["summary"] = clean_line(node["summary"], SUMMARY_MAX)
+        if not node["summary"]:
+            del node["summary"]
+    node.update({"weight": round(node["weight"], 4), "floor": round(node["floor"], 4), "last_activated": stamp,
+                 "first_seen": min(node["first_seen"], stamp), "activations": 0, "sources": [], "pulled": True, "origin": "warm"})
+    return node
+
+
+def snapshot_ops(
+    doc: GraphDoc, snapshot: Snapshot, now: datetime, *, max_nodes: int = MAX_NODES, max_edges: int = MAX_EDGES
+) -> list[PatchOp]:
+    """RFC 6902 ``add`` ops for the snapshot's nodes and edges the hot doc lacks.
+
+    Nodes keep the snapshot's order (best first), marked ``"pulled": true, "origin":
+    "warm"``, and are stamped a second apart in that order (the first ``now``): the hot
+    graph's recency then keeps the warm graph's ranking, and the restore block names the
+    last session's request first. An edge is added only when both ends are in the doc or
+    added here. The caller applies them with ``SidecarStore.apply_ops(..., kind="resume"|"pull")``.
+    """
+    from datetime import timedelta  # the datetime module is loaded already: ``now`` is one
+
+    have_nodes = set(doc["nodes"])
+    have_edges = set(doc["edges"])
+    if doc["project"] and snapshot.get("project") and doc["project"] != snapshot["project"]:
+        return []
+    ops: list[PatchOp] = []
+    added: set[str] = set()
+    for raw in snapshot.get("nodes") or []:
+        if len(added) >= max_nodes:
+            break
+        if not isinstance(raw, dict):
+            continue
+        node = _clean_node(raw, iso(now - timedelta(seconds=len(added))))
+        if node is None or node["id"] in have_nodes or node["id"] in added:
+            continue
+        ops.append({"op": "add", "path": f"/nodes/{node['id']}", "value": node})
+        added.add(node["id"])
+    known = have_nodes | added
+    edges_added = 0
+    for raw in snapshot.get("edges") or []:
+        if edges_added >= max_edges:
+            break
+        if not isinstance(raw, dict):
+            continue
+        source, relationship, target = raw.get("source"), raw.get("relationship"), raw.get("target")
+        if source not in known or target not in known or relationship not in VERBS or source == target:
+            continue
+        if not (isinstance(source, str) and isinstance(target, str) and isinstance(relationship, str)):
+            continue
+        key = edge_key(source, relationship, target)
+        if key in have_edges:
+            continue
+        try:
+            strength = min(1.0, max(0.0, float(raw.get("strength", 0.5))))
+        except (TypeError, ValueError):
+            continue
+        value: Edge = {"source": source, "target": target, "relationship": relationship, "strength": round(strength, 4), "last_activated": iso(now)}
+        ops.append({"op": "add", "path": f"/edges/{key}", "value": value})
+        have_edges.add(key)
+        edges_added += 1
+    return ops

@@ -1,0 +1,234 @@
+"""The CLI's rough edges, each as a user meets it: --help that names no Python types, a list of
+sessions, the warm graph of a project named from anywhere, an expand that only reads from a
+terminal, and an `eval` that says what to do outside a checkout."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+from inspect_builders import cli_home, settings_for, small_session, storage_session
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from rolling_graph.cli import eval as cli_eval
+from rolling_graph.store.journal import read_journal
+from rolling_graph.store.project import project_root
+from rolling_graph.store.sidecar import SidecarStore
+
+ROOT = Path(__file__).resolve().parents[2]
+PG = "use-postgresql-for-the-warm-store"
+
+
+def rgraph(*args: str) -> tuple[int, str]:
+    from rolling_graph.cli.main import app
+
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "200"})
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.output
+
+
+@pytest.fixture()
+def home(isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return cli_home(tmp_path, monkeypatch, isolated_home)
+
+
+# --- --help ------------------------------------------------------------------------------
+
+
+def command_paths() -> list[list[str]]:
+    """Every command and group of ``rgraph``, as the argv that reaches it (the root is [])."""
+    from rolling_graph.cli.main import app
+
+    paths: list[list[str]] = []
+
+    def walk(command: Any, path: list[str]) -> None:
+        paths.append(path)
+        for name, sub in sorted(getattr(command, "commands", {}).items()):
+            walk(sub, [*path, name])
+
+    walk(get_command(app), [])
+    return paths
+
+
+def test_help_of_every_command_names_no_python_types() -> None:
+    paths = command_paths()
+    assert ["db", "stop"] in paths and ["sessions"] in paths and len(paths) > 15
+    for path in paths:
+        code, out = rgraph(*path, "--help")
+        assert code == 0, (path, out)
+        assert "<bool>" not in out, (path, out)
+        assert "<list[" not in out, (path, out)
+
+
+def test_help_keeps_the_explanations_and_shows_list_arguments_readably() -> None:
+    code, out = rgraph("replay", "--help")
+    assert code == 0
+    assert "{TRANSCRIPT}..." in out and "later files of a seen session replay as a resume" in out
+    assert "Let hooks reconcile into the warm graph" in out
+    code, out = rgraph("eval", "--help")
+    assert "--budget" in out and "<int>" in out  # a repeatable option shows the type of one value
+
+
+def test_version_prints_the_installed_version() -> None:
+    code, out = rgraph("--version")
+    assert code == 0 and out.startswith("rgraph ")
+
+
+# --- rgraph sessions ---------------------------------------------------------------------
+
+
+def _age(settings: Any, sid: str, stamp: float) -> None:
+    for path in settings.sessions_dir.glob(f"{sid}.*"):
+        os.utime(path, (stamp, stamp))
+
+
+def test_sessions_lists_every_session_newest_first_with_project_times_nodes_and_events(home: Path) -> None:
+    settings = settings_for(home)
+    storage = storage_session(settings)
+    small_session(settings, "sess-old", "/src/old-app", ["One", "Two"])
+    small_session(settings, "sess-new", "/src/new-app", ["Three"])
+    now = 1_800_000_000
+    for sid, stamp in ((storage, now - 50), ("sess-old", now - 100), ("sess-new", now)):
+        _age(settings, sid, stamp)
+    code, out = rgraph("sessions", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert [r["session_id"] for r in rows] == ["sess-new", storage, "sess-old"]
+    new, mid, old = rows
+    assert (new["project"], new["nodes"], new["events"]) == ("/src/new-app", 1, 10)
+    store = SidecarStore(settings)
+    assert (mid["project"], mid["nodes"], mid["events"]) == ("/work/app", len(store.load(storage)["nodes"]), 40)
+    first = read_journal(store.journal_path("sess-old"))[0]
+    assert old["nodes"] == 2 and old["started"] == first["at"] == "2026-11-25T21:10:00Z"  # its first journal entry
+    assert new["last_activity"] == "2027-01-15T08:00:00Z"  # the files' time: the listing's own order
+    code, table = rgraph("sessions")
+    assert code == 0
+    lines = [line for line in table.splitlines() if "sess-" in line]
+    assert [line.split("│")[1].strip() for line in lines] == ["sess-new", storage, "sess-old"]
+    assert "/src/new-app" in lines[0] and "2027-01-15 08:00" in lines[0]
+
+
+def test_sessions_with_none_yet_says_how_to_get_one(home: Path) -> None:
+    code, out = rgraph("sessions")
+    assert code == 0
+    assert "no sessions under" in out and "rgraph demo --keep" in out
+    assert rgraph("sessions", "--json") == (0, "[]\n")
+
+
+def test_a_missing_session_points_to_rgraph_sessions(home: Path) -> None:
+    storage_session(settings_for(home))
+    code, out = rgraph("show", "--session", "nope")
+    assert code == 1 and "`rgraph sessions` lists them" in out
+
+
+# --- show --warm --project ---------------------------------------------------------------
+
+
+def test_show_warm_with_project_reads_that_projects_warm_graph_from_anywhere(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rolling_graph.warm import read
+
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    (project / "src").mkdir()
+    seen: list[str] = []
+
+    def warm_document(settings: object, root: str) -> dict[str, object]:
+        seen.append(root)
+        return {"session_id": "warm", "nodes": {"pg": {"label": "PostgreSQL warm", "domain": "technical", "weight": 0.9}},
+                "edges": {}, "focus": []}
+
+    monkeypatch.setattr(read, "warm_document", warm_document)
+    code, out = rgraph("show", "--warm", "--project", str(project / "src"))
+    assert code == 0, out
+    assert seen == [str(project)] and Path.cwd() != project
+    assert f"Warm graph · {project}" in out and "PostgreSQL warm" in out
+
+
+def test_show_project_picks_that_projects_latest_session(home: Path, tmp_path: Path) -> None:
+    settings = settings_for(home)
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    small_session(settings, "sess-mine", project_root(str(project)), ["Mine only"])
+    small_session(settings, "sess-other", "/somewhere/else", ["Other project"])
+    _age(settings, "sess-mine", 1_800_000_000 - 100)
+    _age(settings, "sess-other", 1_800_000_000)
+    code, out = rgraph("show", "--project", str(project))
+    assert code == 0
+    assert "Mine only" in out and "Other project" not in out and "this project's latest session" in out
+
+
+# --- expand: read only unless --activate -------------------------------------------------
+
+
+def test_expand_from_a_terminal_only_reads(home: Path) -> None:
+    storage = storage_session(settings_for(home))
+    store = SidecarStore(settings_for(home))
+    before = store.load(storage)["nodes"][PG]
+    entries = len(read_journal(store.journal_path(storage)))
+    code, out = rgraph("expand", PG, "--session", storage)
+    assert code == 0
+    assert "Rolling Graph plugin" in out  # the branch is printed
+    assert "read only" in out and "--activate" in out
+    after = store.load(storage)["nodes"][PG]
+    assert (after["weight"], after["activations"]) == (before["weight"], before["activations"])
+    assert len(read_journal(store.journal_path(storage))) == entries
+
+
+def test_expand_with_activate_and_the_slash_command_count_as_an_activation(home: Path) -> None:
+    storage = storage_session(settings_for(home))
+    store = SidecarStore(settings_for(home))
+    weights = [store.load(storage)["nodes"][PG]["weight"]]
+    code, out = rgraph("expand", PG, "--activate", "--session", storage)
+    assert code == 0 and "counted as an activation" in out
+    weights.append(store.load(storage)["nodes"][PG]["weight"])
+    code, out = rgraph("slash", "--activate", f"--session={storage}", "expand", PG)  # as commands/graph.md runs it
+    assert code == 0 and "counted as an activation" in out
+    weights.append(store.load(storage)["nodes"][PG]["weight"])
+    assert weights[0] < weights[1] < weights[2]
+    code, out = rgraph("slash", f"--session={storage}", "expand", PG)  # without the flag: reads
+    assert "read only" in out and store.load(storage)["nodes"][PG]["weight"] == weights[2]
+
+
+# --- eval outside a checkout -------------------------------------------------------------
+
+
+def test_eval_outside_a_checkout_says_what_to_pass(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    installed = tmp_path / "site-packages"  # an installed package: no fixtures beside it
+    (installed / "rolling_graph").mkdir(parents=True)
+    monkeypatch.setattr(cli_eval, "SOURCE_ROOT", installed)
+    assert cli_eval.default_fixtures() is None
+    result = CliRunner().invoke(_app(), ["eval"])
+    assert result.exit_code == 1
+    message = " ".join(result.output.split())
+    assert "no gold-labelled fixtures here" in message
+    assert "--fixtures-dir" in message and "--transcripts" in message
+    assert str(installed) not in message
+
+
+def test_eval_finds_the_checkouts_fixtures_from_any_directory_in_an_editable_install(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli_eval, "SOURCE_ROOT", ROOT)  # an editable install's source tree is the checkout
+    assert Path.cwd() != ROOT
+    assert cli_eval.default_fixtures() == ROOT / "fixtures" / "transcripts"
+
+
+def test_eval_finds_the_checkouts_fixtures_from_inside_it_in_any_install(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cli_eval, "SOURCE_ROOT", tmp_path / "site-packages")
+    monkeypatch.chdir(ROOT)
+    assert cli_eval.default_fixtures() == ROOT / "fixtures" / "transcripts"
+
+
+def _app() -> Any:
+    from rolling_graph.cli.main import app
+
+    return app

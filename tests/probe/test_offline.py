@@ -1,0 +1,115 @@
+"""The offline probe: a deterministic extractor that proposes what a model would."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from rolling_graph.core.model import VERBS, new_document
+from rolling_graph.core.patch import validate_ops
+from rolling_graph.probe.offline import OfflineProbe
+
+NOW = datetime(2026, 11, 25, 21, 0, tzinfo=UTC)
+
+
+def ev(text: str, event: str = "UserPromptSubmit", **kw) -> dict:
+    return {"id": kw.pop("id", "e1"), "event": event, "text": text, "paths": kw.pop("paths", []), "reasons": [], **kw}
+
+
+def apply(doc: dict, events: list[dict]) -> dict:
+    result = OfflineProbe().run(events, doc)
+    ops, _ = validate_ops(result.patch, doc, NOW, source=events[-1]["id"], trusted=True)
+    import jsonpatch
+
+    jsonpatch.apply_patch(doc, ops, in_place=True)
+    return doc
+
+
+def test_decisions_become_nodes_that_decide_what_they_name() -> None:
+    doc = apply(new_document("s"), [ev("For transactional email, let's go with Resend; their API is simplest.")])
+    assert doc["nodes"]["use-resend"]["kind"] == "decision"
+    assert "use-resend|decides|resend" in doc["edges"]
+
+
+def test_a_correction_supersedes_the_decision_it_reverses() -> None:
+    doc = new_document("s")
+    apply(doc, [ev("Let's go with SQLite for the job queue; it is one file.", id="e1")])
+    apply(doc, [ev("The plan is to deploy the worker on Fly.io.", id="e2")])
+    apply(doc, [ev("No, SQLite won't hold up with two workers writing. Use PostgreSQL for the job queue instead.", id="e3")])
+    correction = next(n for n in doc["nodes"].values() if n["kind"] == "correction")
+    assert correction["label"] == "Use PostgreSQL for the job queue instead"
+    assert f"{correction['id']}|supersedes|use-sqlite-for-the-job-queue" in doc["edges"]
+    assert not any("supersedes|deploy" in k for k in doc["edges"]), "only the reversed decision is superseded"
+    assert doc["nodes"]["use-sqlite-for-the-job-queue"]["superseded_by"] == correction["id"]
+
+
+def test_a_negated_name_picks_the_decision_to_supersede() -> None:
+    doc = new_document("s")
+    apply(doc, [ev("For email, let's go with Resend.", id="e1")])
+    apply(doc, [ev("We'll use Fly.io to deploy.", id="e2")])
+    apply(doc, [ev("Actually, not Resend. Use Bento: marketing already pays for it.", id="e3")])
+    assert "use-bento|supersedes|use-resend" in doc["edges"]
+
+
+def test_edges_use_the_fixed_vocabulary_and_are_not_all_one_verb() -> None:
+    doc = new_document("s")
+    apply(doc, [ev("Let's go with FastAPI for the billing API.", id="e1")])
+    apply(doc, [ev("Edit src/billing/api.py", event="PostToolUse", tool="Edit", paths=["src/billing/api.py"], id="e2")])
+    apply(doc, [ev("$ pytest -q tests/test_api.py\n1 failed\nAssertionError: FAILED", event="PostToolUse", tool="Bash", error=True, id="e3")])
+    verbs = [e["relationship"] for e in doc["edges"].values()]
+    assert set(verbs) <= set(VERBS)
+    assert {"decides", "edits", "tests", "blocks"} <= set(verbs)
+    assert "related_to" not in verbs
+
+
+def test_files_errors_and_commands_from_tools() -> None:
+    doc = new_document("s")
+    apply(doc, [
+        ev("Write src/app/models.py", event="PostToolUse", tool="Write", paths=["src/app/models.py"], id="e1"),
+        ev("$ npm test\nTypeError: cannot read 'id' of undefined", event="PostToolUse", tool="Bash", error=True, id="e2"),
+    ])
+    kinds = {n["label"]: n["kind"] for n in doc["nodes"].values()}
+    assert kinds["src/app/models.py"] == "file"
+    assert kinds["npm test"] == "command"
+    assert any(k == "error" and "TypeError" in label for label, k in kinds.items())
+
+
+def test_a_subagents_brief_names_the_code_the_work_is_about_and_touches_the_files_it_lists() -> None:
+    doc = apply(new_document("s"), [ev("Read lib/web/live/session_live.ex", event="PostToolUse", tool="Read",
+                                       paths=["lib/web/live/session_live.ex"], id="e1")])
+    brief = ("Very thorough exploration. How does `SessionLive` render, and what does `TranscriptRenderer.render` return?\n"
+             "Key files to read:\n- lib/web/live/session_live.ex\n- test/web/renderer_test.exs\n"
+             "- /home/USER/.claude/plans/old-plan.md\nDocs: https://hexdocs.pm/phoenix/overview.html")
+    data = {"desc": "Explore transcript rendering", "agent": "Explore", "prompt": brief}
+    apply(doc, [ev("Task Explore transcript rendering", event="PostToolUse", tool="Task", data=data, id="e3")])
+    labels = {n["label"]: n for n in doc["nodes"].values()}
+    assert labels["SessionLive"]["kind"] == "symbol" and labels["TranscriptRenderer.render"]["kind"] == "symbol"
+    assert labels["SessionLive"]["facts"]["by"] == "assistant"
+    # A listed file the session holds is touched by the brief; one only the subagent was
+    # sent to read gets no node; nor do the harness's own plan file and a web page.
+    read = labels["lib/web/live/session_live.ex"]["facts"]
+    assert read["seq"] == 3 and read["by"] == "assistant" and read["reads"] == 1
+    assert not [label for label in labels if "renderer_test" in label or "old-plan" in label or "overview.html" in label]
+
+
+def test_names_already_in_the_graph_are_activated_not_duplicated() -> None:
+    doc = new_document("s")
+    apply(doc, [ev("We're using Redis for sessions.", id="e1")])
+    weight = doc["nodes"]["redis"]["weight"]
+    apply(doc, [ev("Is Redis configured with a password?", id="e2")])
+    assert doc["nodes"]["redis"]["weight"] > weight
+    assert doc["nodes"]["redis"]["activations"] == 2
+    # The decision and the entity (each prompt is also a request, in the user's words).
+    assert sum(1 for nid, n in doc["nodes"].items() if "redis" in nid and n["kind"] != "request") == 2
+
+
+def test_the_same_batch_gives_the_same_proposal() -> None:
+    events = [ev("Let's go with Kafka; actually no, use RabbitMQ instead of Kafka.", id="e1")]
+    a = OfflineProbe().run(events, new_document("s"))
+    b = OfflineProbe().run(events, new_document("s"))
+    assert a.patch == b.patch and a.rationale == b.rationale
+
+
+def test_proposals_stay_within_the_validators_bounds() -> None:
+    text = " ".join(f"Component{i} talks to Service{i}." for i in range(80))
+    result = OfflineProbe().run([ev(text)], new_document("s"))
+    validate_ops(result.patch, new_document("s"), NOW, trusted=True)  # does not raise

@@ -1,0 +1,145 @@
+"""The offline extractor's own patch is never rejected, and a rejected patch never costs its batch.
+
+A prompt that named a file ("Use Redis for caching. Then read README.md.") made the file name an
+*entity* node whose id the file node then took; the file's ``path`` fact was refused on the
+entity, the whole patch was rejected, and the Redis decision was lost without a word.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import context_of, prompt_payload, run_hook
+
+from rolling_graph import hook
+from rolling_graph.core.config import load_settings
+from rolling_graph.core.model import make_node
+from rolling_graph.probe import offline, runner
+from rolling_graph.probe.base import ProbeResult
+from rolling_graph.replay.run import ReplayOptions, replay
+from rolling_graph.store.journal import read_journal
+from rolling_graph.store.sidecar import SidecarStore
+
+
+def _rejected(store: SidecarStore, sid: str) -> list[dict[str, Any]]:
+    return [e for e in read_journal(store.journal_path(sid)) if e["kind"] == "rejected"]
+
+
+@pytest.mark.parametrize(
+    "prompt, remembered",
+    [
+        ("Use Redis for caching. Then read README.md.", {"use-redis-for-caching": "decision", "readme-md": "file"}),
+        ("List files and read README.md.", {"readme-md": "file"}),
+        ("Let's go with structlog for logging, and keep CLAUDE.md short.", {"claude-md": "file"}),
+    ],
+)
+def test_a_prompt_that_names_a_file_keeps_its_decision_and_the_file(prompt: str, remembered: dict[str, str], tmp_path: Path) -> None:
+    """The reproduction of the issue, through the real ``rgraph-hook`` processes."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "README.md").write_text("hello\n")
+    (repo / "CLAUDE.md").write_text("rules\n")
+    start = {"session_id": "r1", "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"}
+    assert run_hook("session-start", start).returncode == 0
+    assert run_hook("user-prompt-submit", prompt_payload("r1", prompt, cwd=str(repo))).returncode == 0
+
+    store = SidecarStore(load_settings())
+    nodes = store.load("r1")["nodes"]
+    assert {nid: nodes[nid]["kind"] for nid in remembered if nid in nodes} == remembered
+    assert not _rejected(store, "r1")
+
+
+def test_an_old_entity_node_with_a_file_name_gets_no_file_fact_and_the_batch_lands() -> None:
+    """A graph written before the fix may hold ``README.md`` as an entity: naming the file again
+    activates that node and leaves its kind alone; the decision beside it is remembered."""
+    settings = load_settings()
+    store = SidecarStore(settings)
+    node = make_node("README.md", "technical", "entity")
+    store.apply_ops("s1", [{"op": "add", "path": f"/nodes/{node['id']}", "value": node}], kind="seed", rationale="an old graph")
+    hook.handle_event("user-prompt-submit", prompt_payload("s1", "Use Redis for caching. Then read README.md."), settings)
+    nodes = store.load("s1")["nodes"]
+    assert nodes["use-redis-for-caching"]["kind"] == "decision"
+    assert nodes["readme-md"]["kind"] == "entity" and "path" not in nodes["readme-md"].get("facts", {})
+    assert not _rejected(store, "s1")
+
+
+def test_an_event_whose_fold_is_refused_costs_only_that_event(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Should the extractor ever propose a bad operation for one event, the batch's refold is
+    refused as a whole; then each event is folded on its own: the others land, the refusal is
+    journaled with its reason, and every patch is still applied all or nothing."""
+    settings = load_settings()
+    store = SidecarStore(settings)
+    real_run = offline.OfflineProbe.run
+
+    def with_a_bad_op_for_e2(self: offline.OfflineProbe, events: list[Any], doc: Any) -> ProbeResult:
+        result = real_run(self, events, doc)
+        if any(e["id"] == "e2" for e in events):  # a future extractor bug, on the second event only
+            result.patch.append({"op": "replace", "path": "/nodes/no-such-node/label", "value": "x"})
+        return result
+
+    monkeypatch.setattr(offline.OfflineProbe, "run", with_a_bad_op_for_e2)
+    batch = [
+        {"id": "e1", "event": "UserPromptSubmit", "text": "Let's go with Redis for the cache.", "paths": [], "reasons": ["decision"]},
+        {"id": "e2", "event": "UserPromptSubmit", "text": "Use Celery for the jobs.", "paths": [], "reasons": ["decision"]},
+        {"id": "e3", "event": "UserPromptSubmit", "text": "Use structlog for logging.", "paths": [], "reasons": ["decision"]},
+    ]
+    first = offline.OfflineProbe().run(batch, store.load("s1"))
+    runner._apply(store, settings, "s1", batch, first, "test")
+
+    nodes = store.load("s1")["nodes"]
+    assert "use-redis-for-the-cache" in nodes and "use-structlog-for-logging" in nodes
+    assert "use-celery-for-the-jobs" not in nodes  # only the event with the bad operation is lost
+    journal = read_journal(store.journal_path("s1"))
+    refused = [e for e in journal if e["kind"] == "rejected"]
+    assert [e["event_ids"] for e in refused] == [["e1", "e2", "e3"], ["e1", "e2", "e3"], ["e2"]]
+    assert all("no-such-node" in e["error"] for e in refused)
+    assert [e["event_ids"] for e in journal if e["kind"] == "patch"] == [["e1"], ["e3"]]
+
+
+def test_a_rejected_model_patch_on_a_batch_that_names_a_file_falls_back_whole() -> None:
+    settings = load_settings()
+    store = SidecarStore(settings)
+    bad = ProbeResult(backend="anthropic", rationale="r", patch=[{"op": "remove", "path": "/nodes/anything"}])
+    batch = [{"id": "e1", "event": "UserPromptSubmit", "text": "Use Redis for caching. Then read README.md.",
+              "paths": ["README.md"], "reasons": ["decision"]}]
+    runner._apply(store, settings, "s1", batch, bad, "test")
+    assert [e["kind"] for e in read_journal(store.journal_path("s1"))] == ["rejected", "patch"]
+    assert store.load("s1")["nodes"]["use-redis-for-caching"]["kind"] == "decision"
+
+
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
+#: Sessions of the corpus where the offline patch was rejected before the fix (a file name
+#: taken for an entity: CLAUDE.md, README.md, TASK.md, docs.md), the smallest first. The whole
+#: corpus runs in ``bench/rejected_patches.py``.
+REJECTED_BEFORE = ["2026-01-20-c26d2153.jsonl", "2026-02-11-f8190a9b.jsonl", "2026-02-09-ce24e94d.jsonl", "2026-02-14-8ab54260.jsonl"]
+
+
+@pytest.mark.skipif(not (CORPUS / "entire-cli").is_dir(),
+                    reason=f"the recorded sessions are not in {CORPUS} (the shared corpus lives beside the checkout, never in it)")
+@pytest.mark.parametrize("name", REJECTED_BEFORE)
+def test_no_offline_patch_is_rejected_on_a_real_session(name: str) -> None:
+    home = tempfile.mkdtemp(prefix="rgrej-")
+    try:
+        replay([CORPUS / "entire-cli" / name], options=ReplayOptions(project="/tmp/project", snapshot_boundaries=False), home=home)
+        errors = [
+            json.loads(line)["error"]
+            for journal in Path(home, "sessions").glob("*.journal.jsonl")
+            for line in journal.read_text().splitlines()
+            if '"rejected"' in line and json.loads(line).get("kind") == "rejected"
+        ]
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    assert errors == []
+
+
+def test_the_reproduction_injects_the_decision() -> None:
+    settings = load_settings()
+    out = hook.handle_event("user-prompt-submit", prompt_payload("s1", "Use Redis for caching. Then read README.md."), settings)
+    assert "Use Redis for caching" in context_of(out)

@@ -1,0 +1,229 @@
+"""Merge math, ranking and the resume snapshot ops: pure functions, no database."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rolling_graph.core.model import make_node, new_document
+from rolling_graph.warm import merge, rank, snapshot
+from rolling_graph.warm.snapshot_write import snapshot_path, write_snapshot
+
+T0 = datetime(2026, 11, 1, tzinfo=UTC)
+
+weights = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
+contribution = st.builds(
+    merge.Contribution,
+    session_id=st.sampled_from(["a", "b", "c", "d", "e"]),
+    weight=weights,
+    last_activated=st.integers(min_value=0, max_value=24 * 60).map(lambda h: T0 + timedelta(hours=h)),
+)
+
+
+def unique(cs: list[merge.Contribution]) -> list[merge.Contribution]:
+    out: list[merge.Contribution] = []
+    for c in cs:
+        out = merge.upsert_contribution(out, c)
+    return out
+
+
+def test_new_node_enters_with_a_penalty() -> None:
+    c = merge.Contribution("s1", 0.8, T0)
+    assert merge.node_weight([c]) == 0.8 * (1 - merge.DEFAULT_POLICY.new_node_penalty)
+
+
+def test_newer_session_dominates_the_recency_weighted_average() -> None:
+    old = merge.Contribution("s1", 0.9, T0)
+    new = merge.Contribution("s2", 0.1, T0 + timedelta(days=30))
+    merged = merge.recency_average(0.9, old.last_activated, 0.1, new.last_activated)
+    assert 0.1 < merged < 0.15  # the month-old view has almost no say
+    same_time = merge.recency_average(0.8, T0, 0.4, T0)
+    assert abs(same_time - 0.6) < 1e-9
+
+
+def test_each_extra_session_raises_weight() -> None:
+    one = merge.node_weight([merge.Contribution("s1", 0.5, T0)])
+    two = merge.node_weight([merge.Contribution("s1", 0.5, T0), merge.Contribution("s2", 0.5, T0 + timedelta(hours=1))])
+    three = merge.node_weight(
+        [merge.Contribution(f"s{i}", 0.5, T0 + timedelta(hours=i)) for i in range(3)]
+    )
+    assert one < two < three
+
+
+def test_anchor_keeps_its_floor() -> None:
+    assert merge.node_weight([merge.Contribution("s", 0.0, T0)], anchor=True, floor=0.2) == 0.2
+    assert merge.node_weight([merge.Contribution("s", 0.0, T0)], anchor=False, floor=0.2) == 0.0
+
+
+def test_supersedes_edge_keeps_its_strongest_view() -> None:
+    cs = [merge.Contribution("s1", 0.9, T0), merge.Contribution("s2", 0.1, T0 + timedelta(days=10))]
+    assert merge.edge_strength("supersedes", cs) == 0.9
+    assert merge.edge_strength("informs", cs) < 0.2
+
+
+def test_corrections_outrank_every_other_confidence() -> None:
+    assert merge.merge_confidence("observed", "correction") == "correction"
+    assert merge.merge_confidence("correction", "inferred") == "correction"
+    assert merge.merge_confidence(None, "bogus") == "inferred"
+
+
+@given(st.lists(contribution, max_size=8), st.booleans(), weights, st.one_of(st.none(), weights))
+def test_node_weight_stays_in_unit_interval(cs: list[merge.Contribution], anchor: bool, floor: float, seed: float | None) -> None:
+    w = merge.node_weight(unique(cs), anchor=anchor, floor=floor, seed_weight=seed, seed_time=T0)
+    assert 0.0 <= w <= 1.0
+    if anchor:
+        assert w >= floor
+
+
+@given(st.lists(contribution, min_size=1, max_size=8), st.randoms())
+def test_merge_is_idempotent_and_order_independent(cs: list[merge.Contribution], rnd) -> None:  # type: ignore[no-untyped-def]
+    base = unique(cs)
+    once = merge.node_weight(base)
+    again = base
+    for c in base:  # re-reconciling every session with the same state changes nothing
+        again = merge.upsert_contribution(again, c)
+    shuffled = list(again)
+    rnd.shuffle(shuffled)
+    assert merge.node_weight(shuffled) == once
+
+
+@given(st.lists(contribution, min_size=1, max_size=6), weights)
+def test_replacing_a_session_contribution_never_counts_it_twice(cs: list[merge.Contribution], w: float) -> None:
+    base = unique(cs)
+    first = base[0]
+    replaced = merge.upsert_contribution(base, merge.Contribution(first.session_id, w, first.last_activated))
+    assert len(replaced) == len(base)
+    assert 0.0 <= merge.node_weight(replaced) <= 1.0
+
+
+@given(st.lists(contribution, min_size=1, max_size=8), st.sampled_from(["supersedes", "informs"]))
+def test_edge_strength_stays_in_unit_interval(cs: list[merge.Contribution], rel: str) -> None:
+    assert 0.0 <= merge.edge_strength(rel, unique(cs)) <= 1.0
+
+
+def test_rrf_sums_reciprocal_ranks() -> None:
+    scores = rank.rrf([["a", "b"], ["b", "a"], ["b"]], k=60)
+    assert scores["b"] > scores["a"]
+    assert abs(scores["a"] - (1 / 61 + 1 / 62)) < 1e-12
+
+
+def test_hops_are_counted_both_ways_and_capped() -> None:
+    hops = rank.hops_from(["a"], [("a", "b"), ("c", "b"), ("c", "d")], max_hops=2)
+    assert hops == {"a": 0, "b": 1, "c": 2}
+
+
+def test_recent_focus_outranks_an_old_heavy_node() -> None:
+    now = T0 + timedelta(days=20)
+    pool = [
+        rank.Candidate("old-heavy", 0.95, T0, session_count=6),
+        rank.Candidate("focus", 0.5, now - timedelta(hours=1), session_count=1, hops=0),
+        rank.Candidate("neighbour", 0.4, now - timedelta(hours=2), session_count=1, hops=1),
+    ]
+    assert rank.rank(pool, now)[0] == "focus"
+
+
+def test_on_resume_what_sessions_used_most_counts_three_times() -> None:
+    """A new session needs what earlier ones kept using (on ../shared/corpus the earlier
+    session's most frequent names recall 0.61 of what the next one uses, its most recent 0.41)."""
+    now = T0 + timedelta(days=1)
+    pool = [rank.Candidate("heavy-recent", 0.9, now - timedelta(hours=1), session_count=1, activations=2),
+            rank.Candidate("used-most", 0.4, now - timedelta(hours=30), session_count=1, activations=40)]
+    for i in range(10):  # between the two on every leg
+        pool.append(rank.Candidate(f"other-{i}", 0.5 + i / 100, now - timedelta(hours=5 + i), session_count=1, activations=5 + i))
+
+    def before(settings: rank.RankSettings) -> bool:
+        order = rank.rank(pool, now, settings)
+        return order.index("used-most") < order.index("heavy-recent")
+
+    assert not before(rank.RankSettings())  # every leg counted once: best on two legs wins
+    assert before(rank.RESUME)
+    assert dict(rank.RESUME.leg_weights)["uses"] == 3.0
+
+
+def test_openings_are_the_discovery_order_and_one_event_shares_a_place() -> None:
+    seen = {"late": T0 + timedelta(minutes=9), "first-a": T0, "first-b": T0, "middle": T0 + timedelta(minutes=2)}
+    assert rank.openings(seen) == {"first-a": 1, "first-b": 1, "middle": 3, "late": 4}
+    assert rank.openings({}) == {}
+
+
+@given(st.dictionaries(st.text(min_size=1, max_size=4), st.integers(0, 50), max_size=30))
+def test_openings_follow_first_seen(minutes: dict[str, int]) -> None:
+    seen = {nid: T0 + timedelta(minutes=m) for nid, m in minutes.items()}
+    places = rank.openings(seen)
+    assert set(places) == set(seen)
+    for a in seen:
+        assert 1 <= places[a] <= len(seen)
+        for b in seen:
+            assert (places[a] < places[b]) == (seen[a] < seen[b])
+
+
+def test_on_resume_the_names_a_session_opened_with_beat_as_used_names_it_ended_on() -> None:
+    """A new session reads its way in as the last one did: among names used as often, those
+    the last session touched first come before those it touched last (the opening leg)."""
+    now = T0 + timedelta(days=1)
+    pool = [rank.Candidate(f"opened-{i}", 0.5, now - timedelta(hours=6, minutes=i), activations=1, opening=1 + i)
+            for i in range(5)]
+    pool += [rank.Candidate(f"ended-{i}", 0.5, now - timedelta(hours=1, minutes=i), activations=1, opening=100 + i)
+             for i in range(5)]
+    without = rank.rank(pool, now, rank.RankSettings(leg_weights=(("uses", 3.0),), opening_leg=False))
+    with_opening = rank.rank(pool, now, rank.RESUME)
+    assert without[:5] == [f"ended-{i}" for i in range(5)]  # recency alone decides
+    assert with_opening[:3] == ["opened-0", "opened-1", "opened-2"]
+    place = {nid: i for i, nid in enumerate(with_opening)}
+    assert sum(place[f"opened-{i}"] for i in range(5)) < sum(place[f"ended-{i}"] for i in range(5))
+    # Prompt pulls answer a prompt, not a session's start: no opening leg there.
+    assert "opening" not in rank.legs(pool, now, rank.PULL)
+
+
+def test_similarity_leg_lifts_a_prompt_match() -> None:
+    now = T0
+    pool = [rank.Candidate(f"n{i}", 0.5, T0, 1) for i in range(5)]
+    pool.append(rank.Candidate("match", 0.5, T0, 1, similarity=0.9))
+    assert rank.rank(pool, now, rank.PULL)[0] == "match"
+
+
+def _snap() -> dict:
+    return {
+        "version": 1,
+        "project": "/p",
+        "nodes": [
+            {"id": "use-postgresql", "label": "Use PostgreSQL", "domain": "technical", "kind": "decision", "weight": 0.7,
+             "first_seen": "2026-11-01T00:00:00Z", "confidence": "observed"},
+            {"id": "use-sqlite", "label": "Use SQLite", "domain": "technical", "kind": "decision", "weight": 0.2},
+            {"id": "Bad Id!", "label": "x", "domain": "technical"},
+        ],
+        "edges": [
+            {"source": "use-postgresql", "relationship": "supersedes", "target": "use-sqlite", "strength": 0.9},
+            {"source": "use-postgresql", "relationship": "related_to", "target": "use-sqlite", "strength": 0.9},
+        ],
+    }
+
+
+def test_snapshot_ops_add_only_what_the_hot_graph_lacks() -> None:
+    doc = new_document("s", "/p", now=T0)
+    doc["nodes"]["use-sqlite"] = make_node("Use SQLite", "technical", "decision", now=T0)
+    ops = snapshot.snapshot_ops(doc, _snap(), T0 + timedelta(days=1))
+    paths = [op["path"] for op in ops]
+    assert paths == ["/nodes/use-postgresql", "/edges/use-postgresql|supersedes|use-sqlite"]
+    added = ops[0]["value"]
+    assert added["pulled"] is True and added["origin"] == "warm"
+    assert added["last_activated"] == "2026-11-02T00:00:00Z"
+    assert set(make_node("x", "technical")) <= set(added)
+    assert all(op["op"] == "add" for op in ops)
+
+
+def test_snapshot_ops_refuse_another_projects_snapshot_and_respect_bounds() -> None:
+    doc = new_document("s", "/other", now=T0)
+    assert snapshot.snapshot_ops(doc, _snap(), T0) == []
+    doc = new_document("s", "/p", now=T0)
+    assert len(snapshot.snapshot_ops(doc, _snap(), T0, max_nodes=1, max_edges=0)) == 1
+
+
+def test_snapshot_round_trips_and_is_per_project(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    write_snapshot(tmp_path, "/p", _snap())
+    assert snapshot.read_snapshot(tmp_path, "/p")["nodes"][0]["id"] == "use-postgresql"  # type: ignore[index]
+    assert snapshot.read_snapshot(tmp_path, "/q") is None
+    snapshot_path(tmp_path, "/p").write_text("{torn", encoding="utf-8")
+    assert snapshot.read_snapshot(tmp_path, "/p") is None
