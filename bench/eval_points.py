@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The corpus measure at every Nth event of each session, not only at its compactions.
 
-    python bench/eval_points.py [--every 8] [--budget 800 --budget 400] [--metric readme|content] [--json] [TRANSCRIPT ...]
+    python bench/eval_points.py [--every 8] [--budget 800 --budget 400] [--json] [TRANSCRIPT ...]
 
 A compaction can come at any event, and two recorded compactions are too few points to
 choose a ranking by. For each transcript (default: every ``*.jsonl`` of ``../shared/corpus``,
@@ -34,7 +34,6 @@ def main() -> None:
     parser.add_argument("transcripts", nargs="*", type=Path, help="recorded sessions (default: the shared corpus)")
     parser.add_argument("--every", type=int, default=8, help="events between two points (default 8)")
     parser.add_argument("--budget", type=int, action="append", help="token budget (repeatable; default 800 and 400)")
-    parser.add_argument("--metric", choices=("readme", "content"), action="append", help="how names are counted (default both)")
     parser.add_argument("--json", action="store_true", help="print every point as JSON")
     args = parser.parse_args()
     transcripts = args.transcripts or sorted(CORPUS.glob("*.jsonl"))
@@ -42,7 +41,7 @@ def main() -> None:
     if args.every < 1:
         parser.error("--every must be at least 1")
     budgets = args.budget or [800, 400]
-    report = run_points_eval(transcripts, args.every, budgets, args.metric or ["readme", "content"])
+    report = run_points_eval(transcripts, args.every, budgets)
     if args.json:
         print(json.dumps(report, indent=1))
         return

@@ -62,3 +62,37 @@ def lines(text: str) -> list[str]:
 
 def line_with(text: str, needle: str) -> int:
     return next(i for i, line in enumerate(lines(text)) if needle in line)
+
+
+MAP_HEADS = ("Also touched:", "Also known:")
+
+
+def map_lines(text: str) -> list[str]:
+    """The lines of the block's map of names: from ``Also touched:`` (or ``Also known:``) to
+    the count line."""
+    out: list[str] = []
+    for line in text.splitlines():
+        if line.startswith(MAP_HEADS):
+            out = [line]
+        elif out and not line.startswith(("Not shown", "</rolling-graph-memory")):
+            out.append(line)
+        elif out:
+            break
+    return out
+
+
+def listed_names(text: str) -> list[str]:
+    """The names the block's map lists, in the order it shows them: a file heading, then the
+    names under it; the files listed together; then the names by who named them."""
+    names: list[str] = []
+    for line in map_lines(text):
+        if line.startswith(MAP_HEADS):
+            rest = line.split(":", 1)[1].strip()
+        elif line.startswith("* "):
+            head, _, rest = line[2:].partition(": ")
+            names.append(head)
+        else:
+            head, sep, rest = line.partition(": ")
+            rest = rest if sep else head
+        names += [n for n in rest.split(", ") if n]
+    return names

@@ -272,10 +272,10 @@ _RULES = {"safety.private", "safety.cues", "safety.rules"}  # the project's own 
 HOOK_MODULES: dict[str, set[str]] = {
     "session-start": _EVERY_EVENT | _RENDERED | _GATED | _RULES | {
         "store.project", "warm.snapshot", "store.graph_cache", "render.restore", "render.layout", "render.sections", "render.names",
-        "render.view", "render.rank", "store.userfile",
+        "render.view", "render.rank", "store.userfile", "core.vocabulary",
         "capture.compact_summary"},  # a compaction's summary, read, then redacted before it is queued
     "user-prompt-submit": _EVERY_EVENT | _GATED | _RENDERED | _RULES | {
-        "store.project", "warm.snapshot", "store.graph_cache", "capture.entities", "safety.redact", "store.branches",
+        "store.project", "warm.snapshot", "store.graph_cache", "capture.entities", "core.vocabulary", "safety.redact", "store.branches",
         "store.userfile"},
     "post-tool-use": _EVERY_EVENT | _GATED | _RENDERED | _RULES | {"capture.tool_data"},
     "stop": _EVERY_EVENT,

@@ -13,6 +13,7 @@ import re
 from rolling_graph.core.filepaths import looks_like_file
 from rolling_graph.core.ids import slugify
 from rolling_graph.core.lazyre import lazy
+from rolling_graph.core.vocabulary import TECH
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,16 +39,6 @@ _STOP = frozenset(
     Done Today Tomorrow Yesterday Monday Tuesday Wednesday Thursday Friday Saturday Sunday My Our Your
     Their His Her You They He She Also Instead Scratch Revert Undo Note Important TODO FIXME NOTE Error
     Warning Traceback File Line None True False Null""".split()
-)
-
-#: Well-known technology names worth recognising even in lower case.
-TECH = frozenset(
-    """postgres postgresql pgvector sqlite mysql redis mongodb kafka rabbitmq docker kubernetes k8s terraform
-    react vue svelte nextjs django flask fastapi rails express node nodejs deno bun python rust golang java
-    typescript javascript graphql grpc rest oauth jwt stripe resend bento sendgrid twilio s3 aws gcp azure
-    vercel netlify heroku nginx celery pytest jest vitest playwright webpack vite pydantic sqlalchemy alembic
-    prisma drizzle supabase firebase ollama anthropic openai haiku claude git github gitlab ci cron systemd
-    elasticsearch opensearch clickhouse duckdb pandas numpy tokio axum htmx tailwind""".split()
 )
 
 DOMAIN_WORDS: dict[str, frozenset[str]] = {

@@ -99,26 +99,29 @@ def register(app: typer.Typer) -> None:
         fixtures_dir: Annotated[Path | None, typer.Option("--fixtures-dir", help="Where the transcripts and *.gold.json live (default: ./fixtures/transcripts of a checkout).")] = None,
         as_json: Annotated[bool, typer.Option("--json", help="Print the full report as JSON.")] = False,
         transcripts: Annotated[list[Path] | None, typer.Option(
-            "--transcripts", help="Measure these recorded sessions (JSONL, one session each; no gold needed) instead of the "
-            "fixtures: names recalled after each compaction by the graph and by naive name lists.")] = None,
+            "--transcripts", help="Measure these recorded sessions (JSONL files, one session each, or directories, read "
+            "recursively; no gold needed) instead of the fixtures: names recalled after each compaction by the graph and "
+            "by naive name lists, pooled over all compactions.")] = None,
         more: Annotated[list[Path] | None, typer.Argument(metavar="TRANSCRIPT", help="More transcripts for --transcripts.",
                                                           show_default=False)] = None,
         mode: Annotated[list[str] | None, typer.Option("--mode", help="With --transcripts: probe mode(s), sync and/or async (default both).")] = None,
         project: Annotated[Path | None, typer.Option("--project", help="With --transcripts: the project directory the sessions belong to; every "
                                                      "replayed event's cwd (the recorded one need not exist here).")] = None,
         show_blocks: Annotated[bool, typer.Option("--show-blocks", help="With --transcripts: print every restore block as injected, with the next-40 names only the best list recalls and those only the block does.")] = False,
+        cells: Annotated[bool, typer.Option("--cells", help="With --transcripts: print the figures of every compaction (cell) too, not only pooled.")] = False,
         jobs: Annotated[int, typer.Option("--jobs", min=1, help="With --transcripts: replays run at a time.")] = 2,
         every: Annotated[int | None, typer.Option(
             "--every", min=1, help="With --transcripts: instead of at each compaction, measure as if one came at every Nth "
             "hook event (offline probe, sync): many points per session, and sessions without a compaction count too.")] = None,
         chain: Annotated[list[Path] | None, typer.Option(
-            "--chain", help="Measure these recorded sessions of ONE project (more may follow as arguments), replayed in time "
-            "order into a fresh warm graph: names each later session's SessionStart(startup) block recalls, next to naive "
-            "name lists. Use --project to map their worktrees to one project.")] = None,
+            "--chain", help="Measure these recorded sessions of ONE project (files, or a directory: in the order of its "
+            "index.json if it has one), replayed in time order into a fresh warm graph: names each later session's "
+            "SessionStart(startup) block recalls, next to naive name lists, pooled (--cells: each session). Use --project "
+            "to map their worktrees to one project.")] = None,
     ) -> None:
         """Gate precision/recall, probe rate, graph and post-compaction recall, tokens — next to naive baselines.
 
-        With --transcripts: for each compaction of real recorded sessions, the next-40, summary-dropped and summary names recall of the graph's restore block (sync and async) and of the naive name lists, at each budget. Add --every N to measure as if a compaction came at every Nth event instead."""
+        With --transcripts FILE.jsonl... or DIR...: over every compaction of real recorded sessions, the next-40 and summary-dropped names recall of the graph's restore block (sync and async) and of the naive name lists, pooled, with the best list and the cells won, at each budget (--cells: each compaction too). Add --every N to measure as if a compaction came at every Nth event instead. With --chain DIR (an index.json in time order) or FILES: each later session's startup block."""
         budgets = budget or [800, 400]
         if every is not None:
             if chain or not (transcripts or more):
@@ -129,11 +132,13 @@ def register(app: typer.Typer) -> None:
         if chain:
             from rolling_graph.cli.eval_chain import run_chain_command
 
-            run_chain_command([*chain, *(more or [])], budgets, project, mode, as_json=as_json, show_blocks=show_blocks)
+            run_chain_command([*chain, *(more or [])], budgets, project, mode, as_json=as_json, show_blocks=show_blocks, cells=cells)
             return
-        paths = [*(transcripts or []), *(more or [])]
-        if paths or more:
-            missing = [str(p) for p in paths if not p.is_file()]
+        given = [*(transcripts or []), *(more or [])]
+        paths = [f for p in given for f in (sorted(p.rglob("*.jsonl")) if p.is_dir() else [p])]
+        if given:
+            missing = [str(p) for p in given if not p.is_file() and not p.is_dir()]
+            missing += [f"{p} (no *.jsonl in it)" for p in given if p.is_dir() and not any(p.rglob("*.jsonl"))]
             problem = (f"not a file: {', '.join(missing)}" if missing
                        else "--mode must be sync or async" if any(m not in MODES for m in mode or [])
                        else "give the transcripts after --transcripts" if not transcripts else None)
@@ -148,7 +153,7 @@ def register(app: typer.Typer) -> None:
                 return
             print_report(lambda: run_corpus_eval(paths, budgets, tuple(dict.fromkeys(mode or MODES)), str(project) if project else None,
                                                  workers=jobs),
-                         lambda report, console: render_corpus_report(report, console, show_blocks), as_json)
+                         lambda report, console: render_corpus_report(report, console, show_blocks, cells), as_json)
             return
         fixtures_dir = fixtures_dir or default_fixtures()
         if fixtures_dir is None:

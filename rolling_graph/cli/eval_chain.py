@@ -18,9 +18,9 @@ LABELS = {"graph": "graph (startup block)", "frequent": "most frequent", "recent
 EXPLAIN = (
     "recall: of the names a new session's first {n} hook events use that earlier sessions of the project used, the share "
     "its SessionStart(startup) block holds; the naive lists are the earlier sessions' names, most frequent or most recent "
-    "first, in the same characters ({c} a token). chars: the block's length as injected. (content): the same figures with "
-    "names counted in what the sessions say (tool-input values, not the tool schema's JSON keys like file_path/old_string, "
-    "no escape artefacts or redaction placeholders), for every method alike."
+    "first, in the same characters ({c} a token). chars: the block's length as injected. Names are counted in what the "
+    "sessions say (prompts and tool-input values). Pooled: names recalled over the later sessions / names they needed; "
+    "best list: the list with the higher pooled figure."
 )
 
 
@@ -32,13 +32,21 @@ def _yes(flag: bool) -> str:
     return "[green]yes[/green]" if flag else "[red]no[/red]"
 
 
-def render_chain_report(report: dict[str, Any], console: Console, show_blocks: bool = False) -> None:
-    order = ", ".join(f"{s['session'][:8]} ({s['started'][:16]}, {s['events']} events)" for s in report["sessions"])
-    table = Table(title=f"Rolling Graph across sessions of one project (offline probe, honest replay): {order}",
-                  title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+def render_chain_report(report: dict[str, Any], console: Console, show_blocks: bool = False, cells: bool = False) -> None:
+    pooled = Table(title=f"Startup blocks over {len(report['sessions']) - 1} later sessions of one project, pooled "
+                         "(offline probe, honest replay)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+    for col, justify in (("tokens", "left"), ("graph", "right"), ("freq.", "right"), ("recent", "right"), ("best", "left"),
+                         ("÷best", "right"), ("names", "right")):
+        pooled.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for budget, p in (report.get("pooled") or {}).items():
+        ratio = f"{p['graph'] / p['best']:.2f}" if p["graph"] is not None and p["best"] else "—"
+        pooled.add_row(budget, f"[bold]{_pct(p['graph'])}[/bold]", _pct(p["frequent"]), _pct(p["recent"]),
+                       "freq." if p["best_list"] == "frequent" else p["best_list"], ratio, str(p["names"]))
+    console.print(pooled)
+    table = Table(title="Each later session", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for col, justify in (("new session @ tokens", "left"), ("method", "left"), ("recall", "right"), ("chars", "right")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for budget, rows in report["later"].items():
+    for budget, rows in report["later"].items() if cells else ():
         for row in rows:
             where = f"{row['session'][:8]} (#{row['position'] + 1}) @ {budget}"
             for n, (method, figures) in enumerate(row["methods"].items()):
@@ -46,17 +54,11 @@ def render_chain_report(report: dict[str, Any], console: Console, show_blocks: b
                 table.add_row(where if n == 0 else "", f"[bold]{label}[/bold]" if method == "graph" else label,
                               _pct(figures.get("recall")), str(figures.get("chars", "")))
             table.add_row("", "[dim]names[/dim]", f"[dim]{row['names']}[/dim]", "")
-            content = row.get("content") or {}
-            for method in ("graph", "best"):
-                if method in content.get("methods", {}):
-                    label = "graph" if method == "graph" else LABELS[method]
-                    table.add_row("", f"[italic]{label} (content)[/italic]", _pct(content["methods"][method].get("recall")), "")
-            if content:
-                table.add_row("", "[dim]content names[/dim]", f"[dim]{content['names']}[/dim]", "")
             table.add_section()
-    console.print(table)
+    if cells:
+        console.print(table)
     console.print(f"[dim]{EXPLAIN.format(n=report['first_events'], c=report['chars_per_token'])}[/dim]")
-    for budget, rows in report["later"].items():
+    for budget, rows in report["later"].items() if cells else ():
         for row in rows:
             prev = row["previous"]
             request = prev["requests"][0] if prev["requests"] else "(none)"
@@ -86,11 +88,33 @@ def render_blocks(report: dict[str, Any], console: Console) -> None:
             console.print(frequent[:300] + ("…" if len(frequent) > 300 else ""), markup=False, highlight=False)
 
 
-def run_chain_command(paths: list[Path], budgets: list[int], project: Path | None, modes: list[str] | None, *,
-                      as_json: bool, show_blocks: bool) -> None:
+def chain_files(given: list[Path]) -> list[Path]:
+    """The transcripts of a chain: files as given; a directory's ``*.jsonl`` in the order of its
+    ``index.json`` (a list of ``{"file": …}`` in time order) when it has one, else all of them."""
+    import json
+
+    out: list[Path] = []
+    for path in given:
+        index = path / "index.json"
+        if path.is_dir() and index.is_file():
+            try:
+                rows = json.loads(index.read_text(encoding="utf-8"))
+                out += [path / str(row["file"]) for row in rows]
+            except (ValueError, TypeError, KeyError) as exc:
+                raise fail(f"{index} is not a list of {{\"file\": …}} rows ({type(exc).__name__}); fix it or remove it") from None
+        elif path.is_dir():
+            out += sorted(path.rglob("*.jsonl"))
+        else:
+            out.append(path)
+    return out
+
+
+def run_chain_command(given: list[Path], budgets: list[int], project: Path | None, modes: list[str] | None, *,
+                      as_json: bool, show_blocks: bool, cells: bool = False) -> None:
     """The ``--chain`` branch of ``rgraph eval``: check the arguments, measure, print."""
     from rolling_graph.evaluation.chain_eval import run_chain_eval
 
+    paths = chain_files(given)
     missing = [str(p) for p in paths if not p.is_file()]
     problem = (f"not a file: {', '.join(missing)}" if missing
                else "--chain needs at least two transcripts of one project" if len(paths) < 2
@@ -99,4 +123,4 @@ def run_chain_command(paths: list[Path], budgets: list[int], project: Path | Non
     if problem:
         raise fail(problem)
     print_report(lambda: run_chain_eval(paths, budgets, str(project) if project else None, mode=(modes or ["sync"])[0]),
-                 lambda report, console: render_chain_report(report, console, show_blocks), as_json)
+                 lambda report, console: render_chain_report(report, console, show_blocks, cells), as_json)

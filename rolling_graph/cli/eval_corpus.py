@@ -18,11 +18,37 @@ LABELS = {"frequent": "most frequent", "recent": "most recent", "best": "best li
 EXPLAIN = (
     "next-40: names the 40 hook events after SessionStart(compact) touch that the session had touched before. "
     "dropped: those of them Claude's summary does not name. summary: names of the summary seen before the "
-    "compaction (for information: echoing the summary scores here and helps nobody). Every method gets the same "
-    "characters (3 a token); chars: the graph block's length as injected. (content): the same figures with names counted in what "
-    "the session says (tool-input values, not the tool schema's JSON keys like file_path/old_string, no escape artefacts or "
-    "redaction placeholders), for every method alike."
+    "compaction (for information: echoing the summary scores here and helps nobody). Names are counted in what the "
+    "session says (prompts and tool-input values). Every method gets the same characters (3 a token); chars: the "
+    "graph block's length as injected. Pooled: names recalled over all compactions / gold names; best list: the list "
+    "with the higher pooled figure; cells won: compactions where the block's next-40 recall is at least the better list's."
 )
+POOLED_FIGURES = ("next40", "dropped")
+
+
+def render_pooled(report: dict[str, Any], console: Console) -> None:
+    """The pooled figures: per budget and mode, the block next to both lists and the best list."""
+    pooled = report.get("pooled") or {}
+    table = Table(title=f"Pooled over {pooled.get('cells', 0)} compactions (offline probe, honest replay)", title_justify="left",
+                  box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+    for col, justify in (("tokens", "left"), ("figure", "left"), ("graph", "right"), ("freq.", "right"),
+                         ("recent", "right"), ("best", "left"), ("÷best", "right"), ("names", "right"), ("won", "right")):
+        table.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for budget in map(str, report["budgets"]):
+        for mode in report["modes"]:
+            entry = pooled.get(budget, {}).get(mode)
+            if not entry:
+                continue
+            for n, figure in enumerate(POOLED_FIGURES):
+                f = entry[figure]
+                ratio = f"{f['graph'] / f['best']:.2f}" if f["graph"] is not None and f["best"] else "—"
+                won = f"{entry['cells_won']}/{entry['cells']}" if n == 0 else ""
+                table.add_row(f"{budget} {mode}" if n == 0 else "", "next-40" if figure == "next40" else figure,
+                              f"[bold]{_pct(f['graph'])}[/bold]", _pct(f["frequent"]), _pct(f["recent"]),
+                              "freq." if f["best_list"] == "frequent" else f["best_list"], ratio,
+                              str(f["names"]), won)
+            table.add_section()
+    console.print(table)
 
 
 def _pct(value: float | None) -> str:
@@ -33,7 +59,27 @@ def _short(session: dict[str, Any]) -> str:
     return str(session["session"])[:8]
 
 
-def render_corpus_report(report: dict[str, Any], console: Console, show_blocks: bool = False) -> None:
+def render_corpus_report(report: dict[str, Any], console: Console, show_blocks: bool = False, cells: bool = False) -> None:
+    if not any(s["compactions"] for s in report["sessions"]):
+        one = len(report["sessions"]) == 1
+        console.print(f"[yellow]no compaction in {'this session' if one else 'these sessions'} (--every 8 measures "
+                      f"{'it' if one else 'them'} at every 8th event)[/yellow]")
+    else:
+        render_pooled(report, console)
+    if cells:
+        render_cells(report, console)
+    console.print(f"[dim]{EXPLAIN}[/dim]")
+    console.print(f"[dim]{len(report['sessions'])} sessions, replays {report['elapsed_s']:.1f} s[/dim]")
+    for session in report["sessions"]:
+        _print_skipped(session, console)
+        for err in session["errors"]:
+            console.print(f"[red]{_short(session)}: {err}[/red]")
+    if show_blocks:
+        render_blocks(report, console)
+
+
+def render_cells(report: dict[str, Any], console: Console) -> None:
+    """Every compaction's figures: the block and the lists, at each budget."""
     table = Table(title="Rolling Graph on recorded sessions (offline probe, honest replay)", title_justify="left",
                   box=box.SIMPLE_HEAD, pad_edge=False)
     for col, justify in (("session · compaction @ tokens", "left"), ("method", "left"), ("next-40", "right"),
@@ -52,29 +98,8 @@ def render_corpus_report(report: dict[str, Any], console: Console, show_blocks: 
                                   *(_pct(figures.get(f)) for f in FIGURES), str(figures.get("chars", "")))
                     first = False
                 table.add_row("", "[dim]names[/dim]", *(f"[dim]{sizes[f]}[/dim]" for f in FIGURES), "")
-                content = entry.get("content") or {}
-                for method in ("graph-sync", "graph-async", "best"):
-                    if method in content:
-                        label = LABELS.get(method, method.replace("graph-", "graph "))
-                        table.add_row("", f"[italic]{label} (content)[/italic]", *(_pct(content[method].get(f)) for f in FIGURES), "")
-                if content:
-                    csizes = compaction.get("content_sizes", {})
-                    table.add_row("", "[dim]content names[/dim]", *(f"[dim]{csizes.get(f, '')}[/dim]" for f in FIGURES), "")
                 table.add_section()
-        if not session["compactions"]:
-            table.add_row(_short(session), "[dim]no compaction in this session (--every 8 measures it at every 8th event)[/dim]",
-                          "", "", "", "")
-            table.add_section()
     console.print(table)
-    console.print(f"[dim]{EXPLAIN}[/dim]")
-    times = "; ".join(f"{_short(s)} " + ", ".join(f"{k} {v:.1f} s" for k, v in s["replay_s"].items()) for s in report["sessions"])
-    console.print(f"[dim]replays: {times}; total {report['elapsed_s']:.1f} s[/dim]")
-    for session in report["sessions"]:
-        _print_skipped(session, console)
-        for err in session["errors"]:
-            console.print(f"[red]{_short(session)}: {err}[/red]")
-    if show_blocks:
-        render_blocks(report, console)
 
 
 def render_blocks(report: dict[str, Any], console: Console) -> None:
@@ -90,28 +115,26 @@ def render_blocks(report: dict[str, Any], console: Console) -> None:
                     gap = entry.get("gaps", {}).get(method)
                     if gap:
                         console.print(f"[dim]next-40 names only the {LABELS.get(gap['list'], gap['list'])} list recalls: "
-                                      f"{_names(gap['list_only'])}; only this block: {_names(gap['graph_only'])} "
-                                      "(* not counted by the content measure: a tool-schema key, an escape artefact or a placeholder)[/dim]",
+                                      f"{_names(gap['list_only'])}; only this block: {_names(gap['graph_only'])}[/dim]",
                                       highlight=False)
                 recent = entry["blocks"].get("recent", "")
                 console.rule(f"{_short(session)} compaction #{n} · most recent names @ {budget} (first 300 chars)")
                 console.print(recent[:300] + ("…" if len(recent) > 300 else ""), markup=False, highlight=False)
 
 
-def _names(side: list[dict[str, Any]]) -> str:
-    """``a, b*, c`` (``*``: not a name the content measure counts); ``none``."""
+def _names(names: list[str]) -> str:
+    """``a, b, c``; ``none``."""
     from rich.markup import escape
 
-    return escape(", ".join(f"{g['name']}{'' if g['content'] else '*'}" for g in side)) or "none"
+    return escape(", ".join(names)) or "none"
 
 
 POINTS_EXPLAIN = (
     "At every {nth} hook event (from the {first}th) the replay stops as if a compaction came there: the block "
     "SessionStart(compact) would inject is scored on the names the next {next} events touch that earlier events "
     "touched, next to the naive lists (most frequent, most recent names) in the same characters. better: the "
-    "better list at each point, chosen after the fact; ≥ better: at how many points the block recalls at least as much. content: names in what "
-    "the session says (tool-input values); readme: the corpus README's count (JSON keys of the tool schema included). "
-    "Offline probe, sync mode."
+    "better list at each point, chosen after the fact; ≥ better: at how many points the block recalls at least as much. Names "
+    "are counted in what the session says (prompts and tool-input values). Offline probe, sync mode."
 )
 
 

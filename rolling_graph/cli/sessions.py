@@ -115,7 +115,14 @@ def resolve_session(
             "(`rgraph demo` shows what it records, in a directory of its own)"
         )
     root = project_root(cwd or os.getcwd())
+    # A session with nothing in its graph (a `claude -p "/rolling-graph:graph show"`, a greeting)
+    # is no one's session to look at while one with a memory exists.
+    latest = None
     for sid in sids:
-        if sessions.load_graph(sid).get("project") == root:
+        graph = sessions.load_graph(sid)
+        if not graph.get("nodes"):
+            continue
+        latest = latest or sid
+        if graph.get("project") == root:
             return ResolvedSession(sid, "project", note)
-    return ResolvedSession(sids[0], "latest", note)
+    return ResolvedSession(latest or sids[0], "latest", note)

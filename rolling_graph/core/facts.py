@@ -40,15 +40,20 @@ SPEC: dict[str, tuple[str, Any]] = {
     "by": ("enum", ("user", "assistant", "tool")),
     "mentions": ("int", 1_000_000),
     "removed": ("int", 1_000_000_000),
+    "in": ("str", 200),
+    "def": ("int", 1_000_000_000),
 }
 
 COMMON_KEYS = frozenset({"seq", "by", "mentions"})
 #: Keys each kind may carry besides :data:`COMMON_KEYS`. ``ref``: a task's tracker id (bd,
 #: TaskCreate) or a command's background task id, a commit's short sha; ``from``: the
 #: command family an error came from, so a later passing run resolves it; ``removed``: the
-#: ``seq`` of the edit that took a code name out of the code (:func:`rolling_graph.render.rank.is_removed`).
+#: ``seq`` of the edit that took a code name out of the code (:func:`rolling_graph.render.rank.is_removed`);
+#: ``in``: the id of the file node whose edit or write last used a code name (its owner in
+#: the restore block's map of names); ``def``: the ``seq`` of an edit or write whose code
+#: defined it (the session's own name, not a call into a library).
 KIND_KEYS: dict[str, frozenset[str]] = {
-    "symbol": frozenset({"removed"}),
+    "symbol": frozenset({"removed", "in", "def"}),
     "file": frozenset({"path", "edits", "writes", "reads", "last_op", "what"}),
     "command": frozenset({"runs", "outcome", "result", "ref"}),
     "error": frozenset({"state", "from"}),

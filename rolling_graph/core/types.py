@@ -48,6 +48,8 @@ NodeFacts = TypedDict(
         "by": str,  # any kind: "user" | "assistant" | "tool"
         "mentions": int,  # any kind: how many events' inputs named it
         "removed": int,  # symbol: the seq of the edit that took it out of the code
+        "in": str,  # symbol: the file node whose edit or write last used it (its owner)
+        "def": int,  # symbol: the seq of an edit or write whose code defined it
     },
     total=False,
 )

@@ -13,9 +13,11 @@ worktrees are one project). For each later session the measure is the corpus REA
   budget's characters (3 a token);
 * **frequent / recent / best**: the earlier sessions' names touched so far, most frequent or
   most recent first, joined with ", ", in the same characters;
-* **content**: the same figures with names counted in what the sessions say (tool-input
-  values, not the tool schema's JSON keys such as ``old_string``), as ``rgraph eval
-  --transcripts`` reports them too.
+* **pooled** (:func:`pooled_chain`): over the later sessions, names recalled / names needed,
+  for the block and each list; the best list is the list with the higher pooled figure.
+
+Names are counted in what the sessions say (prompts and tool-input values), as ``rgraph eval
+--transcripts`` counts them.
 
 And whether the block states what the previous session was doing: its request (a request
 node of its own, not one the snapshot handed it) and its open items (tasks pending or in
@@ -47,6 +49,7 @@ from rolling_graph.evaluation.corpus import (
     list_block,
     ranked_lists,
     recall,
+    recalled,
 )
 from rolling_graph.graduation.provenance import NOT_EVIDENCE, Journals, normalise
 from rolling_graph.render.sections import MIN_SENTENCE_CHARS
@@ -72,10 +75,9 @@ class Later:
     target: frozenset[str]
 
 
-def later_targets(sessions: Sequence[chain.Recorded], window: int = FIRST_EVENTS, metric: str = "readme") -> list[Later]:
+def later_targets(sessions: Sequence[chain.Recorded], window: int = FIRST_EVENTS, metric: str = "content") -> list[Later]:
     """One :class:`Later` per session after the first, names counted the ``metric`` way
-    (:data:`rolling_graph.evaluation.corpus.METRICS`: ``readme``, or ``content`` without the
-    tool schema's JSON keys, escape artefacts and redaction placeholders)."""
+    (:data:`rolling_graph.evaluation.corpus.METRICS`)."""
     out: list[Later] = []
     before: list[tuple[str, ...]] = []
     for pos, rec in enumerate(sessions):
@@ -90,15 +92,28 @@ def later_targets(sessions: Sequence[chain.Recorded], window: int = FIRST_EVENTS
 
 
 def scores(later: Later, block: str, budget_tokens: int) -> dict[str, dict[str, Any]]:
-    """Recall of the target by the graph's block and by the naive lists, same characters."""
+    """Recall of the target by the graph's block and by the naive lists, same characters
+    (``hits``: how many of the target each recalls)."""
     lists = ranked_lists(later.touched_before)
-    out: dict[str, dict[str, Any]] = {"graph": {"recall": recall(set(later.target), block[: budget_chars(budget_tokens)]),
+    shown = block[: budget_chars(budget_tokens)]
+    out: dict[str, dict[str, Any]] = {"graph": {"recall": recall(set(later.target), shown), "hits": len(recalled(later.target, shown)),
                                                 "chars": len(block)}}
     for kind, names in lists.items():
-        out[kind] = {"recall": recall(set(later.target), list_block(names, budget_tokens))}
+        listed = list_block(names, budget_tokens)
+        out[kind] = {"recall": recall(set(later.target), listed), "hits": len(recalled(later.target, listed))}
     known = [v["recall"] for k, v in out.items() if k in lists and v["recall"] is not None]
     out["best"] = {"recall": max(known) if known else None}
     return out
+
+
+def pooled_chain(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Names recalled over the later sessions / names they needed, for the block and each
+    list; ``best``: the list with the higher pooled figure."""
+    needed = sum(int(r["names"]) for r in rows)
+    share = {m: round(sum(int(r["methods"][m]["hits"]) for r in rows) / needed, 4) if needed else None
+             for m in ("graph", "frequent", "recent")}
+    best = max(("frequent", "recent"), key=lambda k: (share[k] or 0.0, k == "recent"))
+    return {**share, "best": share[best], "best_list": best, "names": needed, "sessions": len(rows)}
 
 
 def shown(label: str, block: str) -> bool:
@@ -174,10 +189,8 @@ def _startup_block(step: chain.ChainStep) -> str:
     return (rec.injection or "") if rec else ""
 
 
-def _chain_report(targets: Sequence[Later], content: Sequence[Later], steps: Sequence[chain.ChainStep],
-                  settings: Settings, budget: int) -> list[dict[str, Any]]:
+def _chain_report(targets: Sequence[Later], steps: Sequence[chain.ChainStep], settings: Settings, budget: int) -> list[dict[str, Any]]:
     by_pos = {t.position: t for t in targets}
-    content_by_pos = {t.position: t for t in content}
     out = []
     for pos, step in enumerate(steps):
         if pos == 0:
@@ -190,7 +203,6 @@ def _chain_report(targets: Sequence[Later], content: Sequence[Later], steps: Seq
             "position": pos,
             "names": len(target.target),
             "methods": scores(target, block, budget),
-            "content": {"names": len(content_by_pos[pos].target), "methods": scores(content_by_pos[pos], block, budget)},
             "blocks": {"graph": block, **{k: list_block(v, budget) for k, v in lists.items()}},
             "recalled": sorted(n for n in target.target if n in block[: budget_chars(budget)].lower()),
             "previous": previous_report(steps[pos - 1], settings, block),
@@ -229,7 +241,7 @@ def run_chain_eval(paths: Sequence[str | Path], budgets: Sequence[int] = BUDGETS
     sessions = chain.in_time_order(paths)
     if len(sessions) < 2:
         raise ValueError("a chain needs at least two sessions of one project")
-    targets, content = later_targets(sessions), later_targets(sessions, metric="content")
+    targets = later_targets(sessions)
     base = home or Path(tempfile.mkdtemp(prefix="rgchain-", dir="/tmp"))
     pg_home: Path | None = None
     try:
@@ -241,7 +253,7 @@ def run_chain_eval(paths: Sequence[str | Path], budgets: Sequence[int] = BUDGETS
             settings = Settings(home=base / f"state-{budget}", dsn=dsns[budget], embedder="lexical")
             options = ReplayOptions(probe="offline", mode=mode, budget=budget, clock="transcript", project=project)
             steps = chain.replay_chain(sessions, settings, options, embedder=embeddings.LexicalEmbedder())
-            per_budget[str(budget)] = _chain_report(targets, content, steps, settings, budget)
+            per_budget[str(budget)] = _chain_report(targets, steps, settings, budget)
             replay_s[str(budget)] = round(time.perf_counter() - t0, 2)
     finally:
         if pg_home is not None:
@@ -253,6 +265,6 @@ def run_chain_eval(paths: Sequence[str | Path], budgets: Sequence[int] = BUDGETS
         "project": project,
         "sessions": [{"session": s.session_id, "transcript": str(s.path), "started": s.started, "events": len(s.events)}
                      for s in sessions],
-        "later": per_budget, "replay_s": replay_s, "elapsed_s": round(time.perf_counter() - started, 2),
+        "later": per_budget, "pooled": {budget: pooled_chain(rows) for budget, rows in per_budget.items()}, "replay_s": replay_s, "elapsed_s": round(time.perf_counter() - started, 2),
         "home": str(base) if home is not None else None,
     }

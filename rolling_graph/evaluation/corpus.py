@@ -7,10 +7,11 @@ and code names — identifiers of 4–60 characters containing ``_`` or ``.`` or
 lower-to-upper camel step, lower-cased (:func:`names_in`). A name is *recalled* by a text
 when it occurs, lower-cased, anywhere in it (:func:`recalled`).
 
-**Touched.** The names of an event are those of its prompt (UserPromptSubmit) or its tool
-input (PostToolUse: the input object as JSON, keys included); other events touch nothing
-(:func:`event_names`). "Hook events" are the events a replay produces
-(:mod:`rolling_graph.replay.transcript`).
+**Touched.** The names of an event are those of what the session says there: its prompt
+(UserPromptSubmit) or the string *values* of its tool input (PostToolUse; never the tool
+schema's JSON keys such as ``file_path``, never escape artefacts), upstream redaction
+placeholders (``redacted_*``) dropped; other events touch nothing (:func:`event_names`).
+"Hook events" are the events a replay produces (:mod:`rolling_graph.replay.transcript`).
 
 **Per compaction** (each ``SessionStart(compact)``; :func:`compaction_targets`):
 
@@ -30,12 +31,16 @@ touched so far, joined with ``", "`` — *frequent* (most often touched first) a
 event that touched it, and its recency is the last such event; ties go to the name touched
 first. *best list* is, per figure, the better of the two.
 
+**Pooled** (:func:`pooled`): over all cells (compactions), names recalled / gold names, per
+method, figure and budget; the *best list* is the one list with the higher pooled figure; a
+*cell won* is one where the block's next-40 recall is at least the better list's in that
+cell (cells with no gold name left out).
+
 Everything above :func:`run_corpus_eval` is pure.
 """
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import re
 import shutil
@@ -89,16 +94,6 @@ def names_in(text: str) -> list[str]:
     return found
 
 
-def event_text(event: HookEvent) -> str:
-    """What an event touches: its prompt, or its tool input as JSON (keys included)."""
-    payload = event.payload
-    if event.hook_event_name == "UserPromptSubmit":
-        return str(payload.get("prompt") or "")
-    if event.hook_event_name == "PostToolUse":
-        return json.dumps(payload.get("tool_input"), default=str)
-    return ""
-
-
 def _strings(value: Any) -> Iterator[str]:
     if isinstance(value, str):
         yield value
@@ -129,19 +124,14 @@ def content_names(text: str) -> list[str]:
     return [n for n in names_in(text) if not n.startswith(PLACEHOLDER_PREFIXES)]
 
 
-#: The two ways of counting names: ``readme`` exactly as ``../shared/corpus/README.md``
-#: measures (tool inputs as JSON, keys and escapes included), and ``content``: the same
-#: definition over what the session's text says (tool-input values, placeholders dropped).
-#: Under ``readme`` the tool schema's own keys (``file_path``, ``old_string``, ``new_string``,
-#: ``replace_all``, ``output_mode``) and JSON escape artefacts (``nadd`` from ``\\nadd``) are
-#: "names" that every naive list carries and no memory should.
+#: How names are counted: ``content``, what the session says (tool-input values, placeholders
+#: dropped), as ``../shared/corpus/README.md`` defines it.
 METRICS: dict[str, tuple[Callable[[HookEvent], str], Callable[[str], list[str]]]] = {
-    "readme": (event_text, names_in),
     "content": (content_text, content_names),
 }
 
 
-def event_names(events: Iterable[HookEvent], metric: str = "readme") -> list[list[str]]:
+def event_names(events: Iterable[HookEvent], metric: str = "content") -> list[list[str]]:
     text_of, names_of = METRICS[metric]
     return [names_of(text_of(e)) for e in events]
 
@@ -194,7 +184,7 @@ class Compaction:
         return {"next40": self.next40, "dropped": self.dropped, "summary": self.summary_names}
 
 
-def compaction_targets(events: Sequence[HookEvent], window: int = NEXT_EVENTS, metric: str = "readme") -> list[Compaction]:
+def compaction_targets(events: Sequence[HookEvent], window: int = NEXT_EVENTS, metric: str = "content") -> list[Compaction]:
     """One :class:`Compaction` per ``SessionStart(compact)`` in ``events`` (one session),
     names counted the ``metric`` way (:data:`METRICS`)."""
     per_event = event_names(events, metric)
@@ -217,32 +207,33 @@ def score(compaction: Compaction, text: str | None) -> dict[str, float | None]:
     return {figure: recall(set(names), text) for figure, names in compaction.targets().items()}
 
 
-def baseline_scores(compaction: Compaction, budget_tokens: int) -> dict[str, dict[str, float | None]]:
-    """Scores of the frequent and recent lists and of the best of the two, per figure."""
+def hits(compaction: Compaction, text: str | None) -> dict[str, int]:
+    """How many names of each figure ``text`` recalls."""
+    return {figure: len(recalled(names, text)) for figure, names in compaction.targets().items()}
+
+
+def baseline_scores(compaction: Compaction, budget_tokens: int) -> dict[str, dict[str, Any]]:
+    """Scores of the frequent and recent lists (with their ``hits``) and of the better of the
+    two in this cell, per figure."""
     lists = ranked_lists(compaction.touched)
-    out = {kind: score(compaction, list_block(names, budget_tokens)) for kind, names in lists.items()}
+    out: dict[str, dict[str, Any]] = {}
+    for kind, names in lists.items():
+        block = list_block(names, budget_tokens)
+        out[kind] = {**score(compaction, block), "hits": hits(compaction, block)}
     out["best"] = {f: _best(out[k][f] for k in lists) for f in FIGURES}
     return out
 
 
-def gaps(compaction: Compaction, text: str, budget_tokens: int, content: Compaction | None = None,
-         lists: dict[str, str] | None = None) -> dict[str, Any]:
+def gaps(compaction: Compaction, text: str, budget_tokens: int, lists: dict[str, str] | None = None) -> dict[str, Any]:
     """Where the graph's block and the best list (by next-40) part, in next-40 names: those
-    only the list recalls and those only the block does, each marked ``content`` when the
-    content measure counts it too (``content``: the same compaction counted that way; a
-    name it does not count is a tool-schema key, an escape artefact or a placeholder).
-    ``lists``: :func:`baseline_blocks` of the compaction at this budget, when at hand."""
+    only the list recalls and those only the block does. ``lists``: :func:`baseline_blocks`
+    of the compaction at this budget, when at hand."""
     lists = lists or baseline_blocks(compaction, budget_tokens)
     best = max(lists, key=lambda kind: (recall(set(compaction.next40), lists[kind]) or 0.0, kind == "recent"))
     block, listed = text[: budget_chars(budget_tokens)].lower(), lists[best].lower()
-    counted = content.next40 if content is not None else compaction.next40
-
-    def side(names: Iterable[str]) -> list[dict[str, Any]]:
-        return [{"name": n, "content": n in counted} for n in sorted(names)]
-
     return {"list": best,
-            "list_only": side(n for n in compaction.next40 if n in listed and n not in block),
-            "graph_only": side(n for n in compaction.next40 if n in block and n not in listed)}
+            "list_only": sorted(n for n in compaction.next40 if n in listed and n not in block),
+            "graph_only": sorted(n for n in compaction.next40 if n in block and n not in listed)}
 
 
 def _best(values: Iterable[float | None]) -> float | None:
@@ -292,7 +283,6 @@ def _run_all(jobs: Sequence[_Replay], workers: int) -> list[tuple[dict[int, str]
 def _session_report(path: Path, events: Sequence[HookEvent], compactions: Sequence[Compaction], budgets: Sequence[int],
                     modes: Sequence[str], runs: dict[tuple[str, int], tuple[dict[int, str], float, list[str]]]) -> dict[str, Any]:
     out = []
-    content = {c.index: c for c in compaction_targets(events, metric="content")}
     for c in compactions:
         per_budget: dict[str, Any] = {}
         for budget in budgets:
@@ -302,21 +292,15 @@ def _session_report(path: Path, events: Sequence[HookEvent], compactions: Sequen
                 text = runs[(mode, budget)][0][c.index]
                 blocks[f"graph-{mode}"] = text
                 # Every method gets the same characters: a block over budget is not rewarded for it.
-                methods[f"graph-{mode}"] = {**{f: _round(v) for f, v in score(c, text[: budget_chars(budget)]).items()},
+                shown = text[: budget_chars(budget)]
+                methods[f"graph-{mode}"] = {**{f: _round(v) for f, v in score(c, shown).items()}, "hits": hits(c, shown),
                                             "chars": len(text)}
             for kind, figures in baseline_scores(c, budget).items():
-                methods[kind] = {f: _round(v) for f, v in figures.items()}
-            cc = content[c.index]
-            content_methods: dict[str, Any] = {
-                name: {f: _round(v) for f, v in score(cc, text[: budget_chars(budget)]).items()} for name, text in blocks.items()
-            }
-            for kind, figures in baseline_scores(cc, budget).items():
-                content_methods[kind] = {f: _round(v) for f, v in figures.items()}
+                methods[kind] = {f: (v if f == "hits" else _round(v)) for f, v in figures.items()}
             lists = baseline_blocks(c, budget)
-            per_budget[str(budget)] = {"methods": methods, "content": content_methods, "blocks": {**blocks, **lists},
-                                       "gaps": {name: gaps(c, text, budget, cc, lists) for name, text in blocks.items()}}
-        out.append({"index": c.index, "sizes": {f: len(s) for f, s in c.targets().items()},
-                    "content_sizes": {f: len(s) for f, s in content[c.index].targets().items()}, "summary_chars": len(c.summary),
+            per_budget[str(budget)] = {"methods": methods, "blocks": {**blocks, **lists},
+                                       "gaps": {name: gaps(c, text, budget, lists) for name, text in blocks.items()}}
+        out.append({"index": c.index, "sizes": {f: len(s) for f, s in c.targets().items()}, "summary_chars": len(c.summary),
                     "budgets": per_budget})
     return {
         "transcript": str(path),
@@ -326,6 +310,40 @@ def _session_report(path: Path, events: Sequence[HookEvent], compactions: Sequen
         "replay_s": {f"{mode}@{budget}": run[1] for (mode, budget), run in runs.items()},
         "errors": [e for run in runs.values() for e in run[2]],
     }
+
+
+def pooled(report: dict[str, Any]) -> dict[str, Any]:
+    """The report's figures pooled over its cells: per budget and graph mode, for next-40 and
+    summary-dropped, ``names recalled / gold names`` of the block and of each list, the best
+    list (the list with the higher pooled figure), and the cells won (the block's next-40
+    recall at least the better list's in that cell; cells with no gold name left out)."""
+    out: dict[str, Any] = {"cells": sum(len(s["compactions"]) for s in report["sessions"])}
+    for budget in map(str, report["budgets"]):
+        per_mode: dict[str, Any] = {}
+        for mode in report["modes"]:
+            graph = f"graph-{mode}"
+            got = {m: dict.fromkeys(("next40", "dropped"), 0) for m in (graph, "frequent", "recent")}
+            gold = dict.fromkeys(("next40", "dropped"), 0)
+            won = cells = 0
+            for session in report["sessions"]:
+                for compaction in session["compactions"]:
+                    methods = compaction["budgets"][budget]["methods"]
+                    for figure in gold:
+                        gold[figure] += compaction["sizes"][figure]
+                        for m in got:
+                            got[m][figure] += methods[m]["hits"][figure]
+                    if compaction["sizes"]["next40"]:
+                        cells += 1
+                        won += methods[graph]["hits"]["next40"] >= max(methods[k]["hits"]["next40"] for k in ("frequent", "recent"))
+            figures: dict[str, Any] = {}
+            for figure, n in gold.items():
+                share = {m: round(got[m][figure] / n, 4) if n else None for m in got}
+                best = max(("frequent", "recent"), key=lambda k: (share[k] or 0.0, k == "recent"))
+                figures[figure] = {"graph": share[graph], "frequent": share["frequent"], "recent": share["recent"],
+                                   "best": share[best], "best_list": best, "names": n}
+            per_mode[mode] = {**figures, "cells_won": won, "cells": cells}
+        out[budget] = per_mode
+    return out
 
 
 def session_name(path: str | Path, events: Sequence[HookEvent]) -> str:
@@ -372,11 +390,14 @@ def _evaluate_all(paths: Sequence[Path], budgets: Sequence[int], modes: Sequence
         compactions = compaction_targets(events)
         parsed.append((path, events, compactions, stats))
         indices = tuple(c.index for c in compactions)
-        jobs += [_Replay(str(path), m, b, project, str(base / f"{n}-{path.stem}-{m}-{b}"), indices) for m in modes for b in budgets]
+        if indices:  # a session that never compacts has no cell: nothing to replay
+            jobs += [_Replay(str(path), m, b, project, str(base / f"{n}-{path.stem}-{m}-{b}"), indices) for m in modes for b in budgets]
     results = iter(_run_all(jobs, workers))
     sessions = []
     for path, events, compactions, stats in parsed:
-        runs = {(m, b): next(results) for m in modes for b in budgets}
+        runs = {(m, b): next(results) for m in modes for b in budgets} if compactions else {}
         sessions.append({**_session_report(path, events, compactions, budgets, modes, runs), "skipped": skipped_lines(stats, bool(events))})
-    return {"budgets": list(budgets), "modes": list(modes), "next_events": NEXT_EVENTS, "chars_per_token": CHARS_PER_TOKEN,
-            "sessions": sessions, "elapsed_s": round(time.perf_counter() - started, 2), "home": str(base) if keep else None}
+    report = {"budgets": list(budgets), "modes": list(modes), "next_events": NEXT_EVENTS, "chars_per_token": CHARS_PER_TOKEN,
+              "sessions": sessions, "elapsed_s": round(time.perf_counter() - started, 2), "home": str(base) if keep else None}
+    report["pooled"] = pooled(report)
+    return report

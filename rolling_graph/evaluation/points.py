@@ -11,7 +11,7 @@ kept. Each kept graph is then scored as if a compaction had come right there: th
 :data:`POINT_SUMMARY`) against the names the next 40 events touch that earlier events
 touched, next to the naive lists in the same characters. There is no summary, so there is
 no summary-dropped figure; names are counted as :mod:`rolling_graph.evaluation.corpus` counts them
-(``readme`` or ``content``).
+(in what the session says).
 
 :func:`point_targets` and :func:`score_points` are pure; :func:`capture_graphs` replays.
 """
@@ -57,7 +57,7 @@ POINT_SUMMARY = "(no compaction summary at this point)"
 LISTS = ("frequent", "recent")
 #: How names are counted (:data:`rolling_graph.evaluation.corpus.METRICS`), the one a memory may
 #: honestly carry first.
-POINT_METRICS = ("content", "readme")
+POINT_METRICS = ("content",)
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def point_targets(per_event: Sequence[Sequence[str]], position: int, window: int
 
 
 def score_points(events: Sequence[HookEvent], graphs: dict[int, Any], budgets: Sequence[int] = BUDGETS,
-                 metric: str = "readme", render: RenderSettings | None = None) -> dict[str, Any]:
+                 metric: str = "content", render: RenderSettings | None = None) -> dict[str, Any]:
     """Each captured graph's block and the naive lists at each budget, per point, and their
     means over the points (``at_least_best``: the points where the block recalls at least
     the better list's share)."""

@@ -25,6 +25,8 @@ _DEF_RE = re.compile(
     r"(?P<name>[A-Za-z_][\w.!?]*)",
     re.MULTILINE,
 )
+#: Files whose words are not code names (styles, markup, prose, lock files).
+NO_NAMES = frozenset("css scss sass less html htm svg md mdx markdown rst txt lock csv jsonl".split())
 #: Identifiers that look like code names but are the language's or the shell's own.
 _NOISE = frozenset("__init__ __name__ __main__ __file__ __dict__ console.log module.exports".split())
 

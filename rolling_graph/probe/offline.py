@@ -39,6 +39,7 @@ from rolling_graph.capture.entities import (
 )
 from rolling_graph.core.filepaths import file_id, looks_like_file
 from rolling_graph.core.ids import slugify
+from rolling_graph.core.vocabulary import not_a_decision
 from rolling_graph.probe import offline_commands as commands
 from rolling_graph.probe import offline_mentions as mentions
 from rolling_graph.probe import offline_tasks as tasks
@@ -53,7 +54,37 @@ if TYPE_CHECKING:
 __all__ = ["MAX_OPS", "OfflineProbe"]
 
 #: Prompts that continue the work rather than ask for something.
-_ACKS = frozenset("continue go on ok okay yes y proceed go ahead thanks thank you next sure please continue keep going".split())
+#: What is no request: an acknowledgement, a nudge to go on, a greeting (as typed, lower case,
+#: without trailing punctuation; a prompt of at most :data:`NOT_A_REQUEST_WORDS` words that is
+#: one of these, or opens with one of the openers and says nothing else of substance).
+_ACKS = frozenset({
+    "continue", "go on", "ok", "okay", "yes", "y", "proceed", "go ahead", "thanks", "thank you", "next", "sure",
+    "please continue", "keep going", "carry on", "resume", "done", "good", "great", "cool", "nice", "perfect", "lgtm",
+})
+_NOT_A_REQUEST_OPENERS = ("continue", "go on", "keep going", "carry on", "resume", "pick up", "hi", "hello", "hey", "thanks",
+                          "thank you", "good morning", "ok", "okay", "yes")
+_NOT_A_REQUEST_TAILS = frozenset("where we left off where you left off from where we stopped again there please claude now the work "
+                                 "with the task the session from before".split(" "))
+NOT_A_REQUEST_WORDS = 8
+
+
+def is_request(text: str) -> bool:
+    """Is a prompt, as the user typed it (:func:`typed_text`), something the user asked to be
+    done? A slash command, an acknowledgement, a greeting or a "continue"-type nudge is not
+    ("continue where we left off", "hello again"): it must never become the session's request."""
+    words = " ".join(text.lower().strip(" .!?,:;").split())
+    if not words or words.startswith("/"):
+        return False
+    if words in _ACKS:
+        return False
+    if len(words.split()) > NOT_A_REQUEST_WORDS:
+        return True
+    for opener in _NOT_A_REQUEST_OPENERS:
+        if words == opener or words.startswith(opener + " ") or words.startswith(opener + ","):
+            rest = words[len(opener):].strip(" ,.!")
+            if all(w in _NOT_A_REQUEST_TAILS for w in rest.split()):
+                return False
+    return True
 _NOT_TYPED_RE = re.compile(
     r"<system-reminder>.*?</system-reminder>|\[Request interrupted by user[^\]]*\]|</?(?:command-[\w-]+|local-command-[\w-]+|bash-[\w-]+)>",
     re.DOTALL,
@@ -61,7 +92,7 @@ _NOT_TYPED_RE = re.compile(
 #: The assistant stating a choice (its narration — "Let me read the file" — is not one).
 _ASSISTANT_DECISION_RE = re.compile(
     r"\b(?:I(?:'ll| will) (?:go with|use|keep|switch to)|I(?:'m| am) going with|I(?:'ve| have)? decided|decided to|I chose|"
-    r"the (?:approach|fix|plan|solution) (?:is|will be)|(?:instead of|rather than) \S+|switch(?:ing)? to)\b",
+    r"the (?:approach|fix|plan|solution) (?:is|will be)|switch(?:ing)? to)\b",
     re.IGNORECASE,
 )
 _ASSISTANT_LEAD_RE = re.compile(
@@ -149,6 +180,8 @@ def _statements(p: Proposal, text: str, state: dict[str, Any], who: str, seq: in
         ]
         for m in mentioned:
             p.by(m, who, seq)
+        if (correction or decision) and not_a_decision(statement(sent)):
+            correction = decision = False  # a heading, a title, a fragment: no choice to remember
         if correction and (decision or negated_terms(sent) or mentioned):
             gist = statement(sent)
             nid = p.node(gist, sdomain, "correction", summary=sent[:280])
@@ -195,8 +228,8 @@ def _prompt(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
         commands.notification(p, raw, event, state)  # a background command finished; not the user
         return
     text = typed_text(raw)
-    if not text or " ".join(text.lower().strip(" .!").split()) in _ACKS:
-        return
+    if "<command-name>" in raw or not is_request(text):
+        return  # a slash command, an acknowledgement, a greeting, a nudge to go on: no request
     label = tasks.gist(text)
     rid = p.node(label, "project", "request", summary=text[:280] if len(text) > len(label) else None, nid="req-" + slugify(label)[:59])
     p.by(rid, "user", seq)
@@ -254,10 +287,10 @@ def _assistant(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
     for sent in [] if state.get("structural") else sentences(text):
         if len(sent) > 300 or sent.rstrip().endswith("?"):
             continue
-        if _ASSISTANT_CORRECTION_RE.search(sent):
+        if _ASSISTANT_CORRECTION_RE.search(sent) and not not_a_decision(_assistant_gist(sent)):
             nid = p.node(_assistant_gist(sent), "technical", "correction", summary=sent[:280], confidence="inferred")
             p.by(nid, "assistant", seq)
-        elif _ASSISTANT_DECISION_RE.search(sent):
+        elif _ASSISTANT_DECISION_RE.search(sent) and not not_a_decision(_assistant_gist(sent)):
             nid = p.node(_assistant_gist(sent), "technical", "decision", summary=sent[:280], confidence="inferred")
             p.by(nid, "assistant", seq)
             if nid:

@@ -10,6 +10,8 @@
   A one-off look that fails (``head``, ``grep``, ``python -c``) is no error of the work
 * **commits** — ``git commit`` with its short sha and subject; ``edits`` the files added
 * **the tracker** — ``bd show/create/update/close`` as tasks (:mod:`.offline_tasks`)
+* **files written by the shell** — ``cat > path << 'EOF'`` (or ``tee``): a write of that
+  file, and the code names its text defines and uses most, owned by it
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from rolling_graph.core.filepaths import file_id, looks_like_file, relativize
 from rolling_graph.core.ids import slugify
 from rolling_graph.probe import offline_tasks as tasks
 from rolling_graph.probe import tool_output as out
-from rolling_graph.probe.code_names import frequent_names
+from rolling_graph.probe.code_names import NO_NAMES, defined_names, frequent_names, is_code_name
 from rolling_graph.probe.proposal import Proposal, event_seq
 from rolling_graph.safety.sanitize import cut_at_word
 
@@ -33,6 +35,15 @@ COMMAND_CHARS = 80
 _TASK_OUTPUT_RE = re.compile(r"/tasks/([A-Za-z0-9_-]{3,40})\.output\b")
 _PATH_TOKEN_RE = re.compile(r"(?<![\w/.~-])(?:\.{0,2}/)?[\w@.-]+(?:/[\w@.-]+)*\.[A-Za-z0-9]{1,10}\b")
 NAMES_PER_COMMAND = 4
+#: A here-document written to a file: ``cat > path <<'EOF'`` / ``cat <<EOF > path`` /
+#: ``tee path <<EOF``; its text runs to the line that holds the tag alone (or to the end).
+_HEREDOC_RE = re.compile(
+    r"(?:\bcat\s+(?:>>?\s*(?P<a>[^\s<>|;&]+)\s+)?<<-?\s*['\"]?(?P<tag>\w+)['\"]?(?:\s*>>?\s*(?P<b>[^\s<>|;&]+))?"
+    r"|\btee\s+(?:-a\s+)?(?P<c>[^\s<>|;&-][^\s<>|;&]*)\s*<<-?\s*['\"]?(?P<tag2>\w+)['\"]?)[^\n]*\n(?P<body>.*?)(?:\n\s*(?P=tag)?(?P=tag2)?\s*(?:\n|$)|\Z)",
+    re.S,
+)
+#: Most code names one here-document adds (as a Write's own names, :mod:`.offline_tools`).
+NAMES_PER_HEREDOC = 30
 
 
 def _output(event: PendingEvent) -> str:
@@ -188,6 +199,7 @@ def fold_bash(p: Proposal, event: PendingEvent, state: dict[str, Any], seq: int 
     if target:  # `cd <dir> && mix test test/x.exs`: the paths are the directory's
         moved = relativize(target, p.root, str(event.get("cwd") or "") or None)
         event = {**event, "cwd": None if moved in (".", "") or moved.startswith(("/", "~")) else moved}  # type: ignore[typeddict-item]
+    _heredoc_writes(p, event, command, seq)
     kinds = [(part, out.classify(part)) for part in out.command_parts(command)]
     known = [(part, c) for part, c in kinds if c]
     for part, (kind, family) in known:
@@ -207,6 +219,29 @@ def fold_bash(p: Proposal, event: PendingEvent, state: dict[str, Any], seq: int 
         error_node(p, _output(event) or text, family, state.get("task"), seq)
     elif not failed and not ran_tests and kinds:
         resolve(p, out.family_of(command), None, whole=True)
+
+
+def _heredoc_writes(p: Proposal, event: PendingEvent, command: str, seq: int | None) -> None:
+    """A file the shell wrote from a here-document: a write of it, and its code names."""
+    for m in _HEREDOC_RE.finditer(command):
+        raw = m.group("a") or m.group("b") or m.group("c")
+        path = p.path(raw.strip("'\""), event.get("cwd")) if raw and looks_like_file(raw.strip("'\"")) else None
+        fid = p.file(path) if path else None
+        if not fid or not path:
+            continue
+        p.set(fid, writes=int(p.fact(fid, "writes") or 0) + 1, last_op="write")
+        p.by(fid, "tool", seq)
+        if path.rpartition(".")[2].lower() in NO_NAMES:
+            continue
+        body = m.group("body") or ""
+        defined = defined_names(body, 10)
+        names = [n for n in dict.fromkeys(defined + frequent_names(body, NAMES_PER_HEREDOC)) if is_code_name(n)]
+        for name in names[:NAMES_PER_HEREDOC]:
+            sid = p.node(name, "technical", "symbol")
+            p.by(sid, "tool", seq)
+            p.set(sid, **{"in": fid})
+            if name in defined and seq is not None:
+                p.set(sid, **{"def": seq})
 
 
 def notification(p: Proposal, text: str, event: PendingEvent, state: dict[str, Any]) -> None:

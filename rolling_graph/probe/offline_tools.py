@@ -24,6 +24,7 @@ from rolling_graph.core.filepaths import file_id, looks_like_file
 from rolling_graph.probe import offline_commands as commands
 from rolling_graph.probe import offline_tasks as tasks
 from rolling_graph.probe.code_names import (
+    NO_NAMES,
     code_names,
     defined_names,
     frequent_names,
@@ -64,8 +65,10 @@ def whole_text(text: str) -> str:
     return re.sub(r"[\w.@]*…$", "", text) if text.endswith("…") else text
 
 
-#: Files whose words are not code names (styles, markup, prose, lock files).
-NO_NAMES = frozenset("css scss sass less html htm svg md mdx markdown rst txt lock csv jsonl".split())
+def defined_in(tool: str, data: dict[str, Any]) -> list[str]:
+    """The names an edit's or a write's new code defines (functions, types, modules)."""
+    edits = data.get("edits", []) if tool == "MultiEdit" else [data]
+    return [n for e in edits if isinstance(e, dict) for n in defined_names(whole_text(str(e.get("new") or "")), 15)]
 
 
 def edit_names(tool: str, data: dict[str, Any]) -> list[str]:
@@ -111,10 +114,14 @@ def _files(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, d
         p.edge(state.get("topic"), "edits", fid, 0.6)
         state.setdefault("edited", []).append(fid)
         cap = NAMES_PER_WRITE if tool == "Write" or len(whole) > 20 else NAMES_PER_EDIT  # a large edit is a rewrite
+        defined = set(defined_in(tool, data))
         # A private helper (``_fill``) is among them only where the code defines or calls it.
         for i, name in enumerate([n for n in names if is_code_name(n) or is_private_helper(n)][:cap]):
             sid = p.node(name, "technical", "symbol")
             p.by(sid, "tool", seq)
+            p.set(sid, **{"in": fid})  # its owner in the block's map of names: the file it was last edited in
+            if name in defined and seq is not None:
+                p.set(sid, **{"def": seq})
             if i < EDGES_PER_EDIT:  # the names the edit is about; the rest are only named
                 p.edge(state.get("topic"), "edits", sid, 0.5)
 

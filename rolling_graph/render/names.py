@@ -11,8 +11,10 @@ holds ``result_line_index``) and takes their place when it fits there.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from itertools import chain, islice
 
+from rolling_graph.core.vocabulary import TECH
 from rolling_graph.render.layout import Block, short_command, short_names
 from rolling_graph.render.rank import count, facts_of
 from rolling_graph.render.sections import COUNT_RESERVE, RestoreSettings
@@ -70,7 +72,7 @@ def _named(g: RestoreView, pool: list[str], files: dict[str, str], s: RestoreSet
             if g.is_rejected_name(files[nid].rpartition("/")[2]):
                 continue
             yield nid, esc(files[nid], max(s.name_chars, len(files[nid])))
-            for name in g.what(nid)[1] if s.file_brings_names else ():
+            for name in g.what(nid)[1] if s.file_brings_names and not s.name_map else ():
                 yield None, esc(name, s.name_chars)
         elif not g.is_rejected_name(g.label(nid)):
             label = short_command(g.label(nid), s.name_chars, compact=True) if g.kind[nid] == "command" else g.label(nid)
@@ -98,7 +100,7 @@ def shown_length(g: RestoreView, nid: str, files: dict[str, str], s: RestoreSett
     """The characters a name takes in the name list, its separator included: a file, its
     name as shown (not its path) and the names edited in it when they follow it there."""
     if nid in files:
-        brought = g.what(nid)[1] if s.file_brings_names else ()
+        brought = g.what(nid)[1] if s.file_brings_names and not s.name_map else ()
         return len(files[nid]) + 2 + sum(min(len(name), s.name_chars) + 2 for name in brought)
     return min(len(g.label(nid)), s.name_chars) + 2
 
@@ -115,42 +117,153 @@ def _key(name: str) -> str:
     return head if slash and arity.isdigit() and head else key
 
 
-class _NameLine:
-    """The name list as it fills: the names as shown, their keys, and what they already say."""
+#: Who named a name no file owns: its group's heading in the map (``facts.by``).
+BY_HEADING = {"user": "In requests", "assistant": "In Claude's notes", "tool": "In commands and searches"}
 
-    def __init__(self, head: str, seen: str) -> None:
+
+class _NameLine:
+    """The names as they fill, as a map: each under its owner — the file whose edit or write
+    last used it (``facts.in``), a file standing for itself — else under who named it
+    (:data:`BY_HEADING`). Groups come in the order of their best name; in a group, names
+    in rank order. What it says so far is kept to skip a name another already holds."""
+
+    def __init__(self, head: str, seen: str, group_of: MapGroups | None = None) -> None:
         self.head = head
         self.seen = seen  # the lines above, lowercased
+        #: ``nid → (group key, heading, owner file id)``; by default one flat group.
+        self.group_of: Callable[[str | None], tuple[str, str, str | None]] = group_of or _flat
+        #: Whether a name can stand under a file (the graph has one).
+        self.owned_any = group_of is not None and group_of.has_owners
         self.names: list[str] = []
         self.keys: list[str] = []
-        self.given = ""  # the names so far, lowercased, to skip one another holds ("render" in "render.ex")
+        self.groups: list[str] = []  # each name's group key
+        self.headings: dict[str, tuple[str, str | None]] = {}  # group key → (heading, owner file id), in order
+        self.given = ""  # the names and headings so far, lowercased, to skip one another holds
         self.exact: set[str] = set()
 
+    def _lines(self, names: list[str], groups: list[str], headings: dict[str, tuple[str, str | None]]) -> list[str]:
+        """The map's lines: the head; each file with the names it owns, best first; the
+        files that own none of those shown, on one line; then the names by who named them."""
+        members: dict[str, list[str]] = {key: [] for key in headings}
+        for name, group in zip(names, groups, strict=True):
+            members[group].append(name)
+        if list(headings) in ([], [""]):
+            return [self.head + ", ".join(members.get("", []))]
+        owned = [f"* {heading}: {', '.join(members[key])}" for key, (heading, owner) in headings.items()
+                 if owner is not None and owner != MODULE and members[key]]
+        alone = [heading for key, (heading, owner) in headings.items() if owner and not members[key]]
+        modules = [f"* {heading}: {', '.join(members[key])}" for key, (heading, owner) in headings.items() if owner == MODULE and members[key]]
+        others = [f"{heading}: {', '.join(members[key])}" if key else ", ".join(members[key])
+                  for key, (heading, owner) in headings.items() if owner is None and members[key]]
+        return [self.head.rstrip(), *owned, *([f"Files: {', '.join(alone)}"] if alone else []), *modules, *others]
+
+    def _length(self, names: list[str], groups: list[str], headings: dict[str, tuple[str, str | None]]) -> int:
+        lines = self._lines(names, groups, headings)
+        return sum(map(len, lines)) + len(lines) - 1
+
     def length(self) -> int:
-        return len(self.head) + len(", ".join(self.names))
+        return self._length(self.names, self.groups, self.headings)
 
     def says(self, key: str) -> bool:
         return not key or key in self.exact or (len(key) >= MIN_SEEN_NAME and (key in self.given or key in self.seen))
 
-    def add(self, name: str, key: str, room: int) -> bool:
-        """Add ``name`` if the line stays within ``room``; a name it holds ("render_line" in
-        "Row.render_line") goes, since this one says it."""
+    def add(self, name: str, key: str, room: int, nid: str | None = None) -> bool:
+        """Add ``name`` (of node ``nid``) under its group if the map stays within ``room``; a
+        name it holds ("render_line" in "Row.render_line") goes, since this one says it."""
+        if self.full_without_owner(nid):
+            return False
+        group, heading, owner = self.group_of(nid)
         held = [i for i, k in enumerate(self.keys) if len(k) >= MIN_SEEN_NAME and k in key]
-        freed = sum(len(self.names[i]) + 2 for i in held)
-        if self.length() - freed + len(name) + (2 if len(self.names) > len(held) else 0) > room:
+        names = [n for i, n in enumerate(self.names) if i not in held]
+        groups = [g for i, g in enumerate(self.groups) if i not in held]
+        headings = dict(self.headings)
+        if group not in headings:
+            headings[group] = (heading, owner)
+        if owner != nid:  # a file stands for itself as its group's heading
+            names.append(name)
+            groups.append(group)
+        if self._length(names, groups, headings) > room:
             return False
         for i in reversed(held):
-            del self.names[i], self.keys[i]
-        self.names.append(name)
-        self.keys.append(key)
+            del self.names[i], self.keys[i], self.groups[i]
+        if group not in self.headings:
+            self.headings[group] = (heading, owner)
+            self.given += "\n" + heading.lower()
+        if owner != nid:
+            self.names.append(name)
+            self.keys.append(key)
+            self.groups.append(group)
         self.given += "\n" + name.lower()
         self.exact.add(key)
         return True
 
+    def full_without_owner(self, nid: str | None) -> bool:
+        """Would ``nid`` stand under no owner while :data:`UNOWNED_NAMES` already do (no long
+        run of names without a file or module to stand under)?"""
+        if not self.owned_any:  # a graph with no file: nothing to stand under, one list it is
+            return False
+        group, _, owner = self.group_of(nid)
+        return owner is None and bool(group) and sum(1 for g in self.groups if self.headings[g][1] is None) >= UNOWNED_NAMES
+
+    def owners(self) -> list[str]:
+        """The file ids the map shows as headings."""
+        return [owner for _, owner in self.headings.values() if owner and owner != MODULE]
+
+    def lines(self) -> list[str]:
+        """The map as lines (:meth:`_lines`)."""
+        return self._lines(self.names, self.groups, self.headings)
+
     def copy(self) -> _NameLine:
         other = _NameLine(self.head, self.seen)
-        other.names, other.keys, other.given, other.exact = list(self.names), list(self.keys), self.given, set(self.exact)
+        other.group_of, other.owned_any = self.group_of, self.owned_any
+        other.names, other.keys, other.groups = list(self.names), list(self.keys), list(self.groups)
+        other.headings, other.given, other.exact = dict(self.headings), self.given, set(self.exact)
         return other
+
+
+def _flat(nid: str | None) -> tuple[str, str, str | None]:
+    return "", "", None
+
+
+class MapGroups:
+    """Where a name stands in the map: ``(key, heading, owner)``. A file is its own group's
+    heading (its name as :func:`rolling_graph.render.layout.short_names` shows it); a code name
+    goes under the file that owns it (``facts.in``) when the graph holds that file, else under
+    the file the session was on when it last used the name (the file touched last before it,
+    before any file the first); a qualified name with no file under its module (``fmt`` for
+    ``fmt.Errorf``); the rest under who named them (at most :data:`UNOWNED_NAMES` of those in
+    all, unless the graph has no file to stand under)."""
+
+    def __init__(self, g: RestoreView, files: dict[str, str]) -> None:
+        self.g = g
+        self.files = files
+        self.has_owners = bool(files)
+        self.by_seq = sorted((seq, fid) for fid in files if (seq := facts_of(g.nodes[fid]).get("seq")) is not None)
+        self.seqs = [seq for seq, _ in self.by_seq]
+
+    def __call__(self, nid: str | None) -> tuple[str, str, str | None]:
+        g, files = self.g, self.files
+        if nid is None:
+            return "by:tool", BY_HEADING["tool"], None
+        owner = nid if nid in files else facts_of(g.nodes[nid]).get("in") if nid in g.nodes else None
+        if not (owner and owner in files) and nid in g.nodes and (seq := facts_of(g.nodes[nid]).get("seq")) is not None:
+            at = bisect_right(self.seqs, seq)
+            owner = self.by_seq[at - 1][1] if at else self.by_seq[0][1] if self.by_seq else None
+        if owner and owner in files:
+            return owner, esc(files[owner], max(len(files[owner]), 1)), owner
+        label = g.label(nid) if nid in g.nodes else ""
+        module, dot, _ = label.lstrip("@").partition(".")
+        if dot and g.kind.get(nid) == "symbol" and module:
+            return "mod:" + module, esc(module, len(module)), MODULE
+        who = str(facts_of(g.nodes[nid]).get("by") or "tool") if nid in g.nodes else "tool"
+        who = who if who in BY_HEADING else "tool"
+        return "by:" + who, BY_HEADING[who], None
+
+
+#: The owner of a module's group (no node of its own: the module is its heading).
+MODULE = ""
+#: The most names the map lists under who named them, with no file or module to stand under.
+UNOWNED_NAMES = 20
 
 
 def _fill(line: _NameLine, offered: Iterable[Named], room: int, shown: set[str]) -> list[Named]:
@@ -166,7 +279,9 @@ def _fill(line: _NameLine, offered: Iterable[Named], room: int, shown: set[str])
             if nid:
                 shown.add(nid)
             continue
-        if not line.add(name, key, room):
+        if line.full_without_owner(nid):
+            continue  # (not a miss: names with an owner may still fit)
+        if not line.add(name, key, room, nid):
             missed.append((nid, name))
             misses += 1
             if misses > NAME_MISSES:
@@ -184,11 +299,20 @@ def add_rest(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown:
     kinds = s.count_kinds
     rest = rest_line(g, shown, kinds)
     pool = [nid for nid in g.order if g.kind[nid] not in NOT_NAMES and nid not in shown
-            and (s.command_names or not _passed_command(g, nid)) and not _resolved_error(g, nid)]
+            and (s.command_names or not _passed_command(g, nid)) and not _resolved_error(g, nid) and not _plain_word(g, nid)]
     if pool:
         rest = _add_names(g, block, head, s, shown, summary, pool, rest)
     if rest:
         block.add(rest)
+
+
+def _plain_word(g: RestoreView, nid: str) -> bool:
+    """A concept that is one ordinary word (``Both``, ``Review``, ``ID``: a capitalised word of
+    a prompt) and no technology's name: no name to list in a map of the work (it is counted)."""
+    if g.kind[nid] != "entity":
+        return False
+    label = g.label(nid)
+    return " " not in label and (label.isupper() or label[1:].islower()) and label.lower() not in TECH
 
 
 def _passed_command(g: RestoreView, nid: str) -> bool:
@@ -205,17 +329,20 @@ def _add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, show
                pool: list[str], rest: str) -> str:
     """The name list of ``pool`` (``rest``: the count line before it); returns the count line after it."""
     files = short_names({nid: g.paths[nid] for nid in pool if nid in g.paths})
-    if s.name_cost:
-        pool = by_rank_per_character(pool, g.score, {i: shown_length(g, i, files, s) for i in pool}, s.name_cost)
-    ordered: Iterable[Named] = _named(g, pool, files, s)  # lazily: past the first SWEEP_NAMES, most are never named
-    if summary and s.summary_names == "demote":
+    score = g.score
+    if summary and s.summary_weight != 1.0:  # what Claude's summary already holds counts less
         low = summary.lower()
-        named = list(ordered)
-        ordered = [p for p in named if _key(p[1]) not in low] + [p for p in named if _key(p[1]) in low]
+        held = {i for i in pool if _key(files.get(i) or g.label(i)) in low}
+        score = {i: g.score[i] * (s.summary_weight if i in held else 1.0) for i in pool}
+        if not s.name_cost:  # (ties, and a weight of 0: the summary's names after the rest, in rank order)
+            pool = sorted(pool, key=lambda i: (-score[i], i in held, -g.score[i], i))
+    if s.name_cost:
+        pool = by_rank_per_character(pool, score, {i: shown_length(g, i, files, s) for i in pool}, s.name_cost)
+    ordered: Iterable[Named] = _named(g, pool, files, s)  # lazily: past the first SWEEP_NAMES, most are never named
     rest_of_them = iter(ordered)
     top = list(islice(rest_of_them, SWEEP_NAMES))  # what the sweep looks at; the fill reads them first anyway
     offered = chain(top, rest_of_them)
-    line = _NameLine(head, block.seen)
+    line = _NameLine(head, block.seen, MapGroups(g, short_names(g.paths)) if s.name_map else None)
     # Room for the count line: its length now, plus what showing names could add to it
     # (fewer of each kind never lengthens it; another kind moving into its top three can).
     room = block.room(min(COUNT_RESERVE, len(rest) + COUNT_SLACK))
@@ -241,8 +368,9 @@ def _add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, show
     if block.room(len(rest) + 1) > room:  # the slack the count line did not need: a second pass
         attempt(lambda ln, r: _fill(ln, chain(again, offered), r, shown) is not None)
     attempt(lambda ln, r: _sweep(ln, top, r, shown))
-    if line.names:
-        block.add(head + ", ".join(line.names))
+    if line.names or line.owners():
+        shown.update(line.owners())
+        block.add("\n".join(line.lines()))
     return rest
 
 
@@ -254,7 +382,7 @@ def _sweep(line: _NameLine, named: Iterable[Named], room: int, shown: set[str]) 
         key = _key(name)
         if line.says(key) or not any(len(k) >= MIN_SEEN_NAME and k in key for k in line.keys):
             continue
-        if line.add(name, key, room):
+        if line.add(name, key, room, nid):
             added = True
             if nid:
                 shown.add(nid)

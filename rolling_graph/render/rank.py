@@ -59,6 +59,9 @@ class RankSettings(_Strategy):
     outcome_bonus = 1.0
     open_bonus = 1.0
     user_bonus = 1.5
+    #: A call into a library (:meth:`rolling_graph.render.view.RestoreView.external`): its
+    #: fused score is multiplied by this, so the project's own names come first.
+    external_weight = 1.0
 
 
 #: Role leg: what a kind is worth before its facts (decisions and tasks have their own
@@ -86,16 +89,15 @@ ROLE_BASE: dict[str, float] = {
 PRESETS: dict[str, RankSettings] = {
     "coding": RankSettings(),
     "recent": RankSettings(recency_weight=2.0, frequency_weight=0.5),
-    "compact": RankSettings(recency_weight=1.0, frequency_weight=2.0, role_weight=0.5, weight_weight=0.0),
+    "compact": RankSettings(recency_weight=2.0, frequency_weight=1.0, role_weight=0.0, weight_weight=0.0, external_weight=0.85),
     "startup": RankSettings(role_weight=0.0, frequency_weight=0.0, weight_weight=0.0),
 }
-#: Why ``compact`` weighs use over the last touch: a compaction can come at any event, so
-#: it was measured at every eighth event of ../shared/corpus's two sessions (34 points,
-#: ``bench/eval_points.py``), not only at their two compactions. Recency twice frequency
-#: (the old preset) recalled 0.79 / 0.54 of the next 40 events' names at 800 / 400 tokens
-#: (content measure); frequency twice recency 0.81 / 0.60, and at the two compactions
-#: themselves no cell fell at 800 tokens (8463c716 0.78 → 0.84 next-40). One Write of a new
-#: file touches its 60 names at one event: by recency they all lead the list together.
+#: Why ``compact`` weighs the last touch twice what use counts, and neither what was done to
+#: a name nor its weight: chosen over the 34 compactions of ../shared/corpus pooled, at 800 and
+#: 400 tokens (``bench/eval_corpus.py``), where the work after a compaction goes on with what
+#: was touched last; the figures are in docs/measurements.md. A library call ranks lower
+#: (``external_weight``) although the pool pays a little for it: the project's own names
+#: come first.
 DEFAULT = PRESETS["coding"]
 
 

@@ -78,7 +78,7 @@ PRESETS: dict[str, RestoreSettings] = {
 #: test`` were in the list at 13 and 12 of 17 points of one session, used at none: 0.836 →
 #: 0.838 at 800 and 0.629 → 0.638 at 400).
 PRESETS["compact"] = RestoreSettings(
-    names_share=0.75, request_share=0.06, tasks_share=0.08, decisions_share=0.1, problems_share=0.05,
+    names_share=0.9, request_share=0.06, tasks_share=0.08, decisions_share=0.1, problems_share=0.05,
     working_share=0.1, request_chars=100, task_chars=50, done_tasks="count", file_brings_names=False,
     count_kinds=0, command_names=False,
 )
@@ -91,9 +91,9 @@ PRESETS["compact"] = RestoreSettings(
 #: (0.57/0.50 → 0.61/0.50 and 0.43/0.37 → 0.48/0.37, next-40/dropped; with the names
 #: following their file, 0.59/0.54 and 0.45/0.37).
 PRESETS["compact-lean"] = RestoreSettings(
-    **{**PRESETS["lean"].as_dict(), "names_share": 0.7, "request_share": 0.06, "tasks_share": 0.08,
+    **{**PRESETS["lean"].as_dict(), "names_share": 0.9, "request_share": 0.06, "tasks_share": 0.08,
        "decisions_share": 0.15, "working_share": 0.1, "problems_share": 0.05, "name_cost": 1.0,
-       "file_brings_names": False, "count_kinds": 0, "command_names": False},
+       "file_brings_names": False, "count_kinds": 0, "command_names": False, "summary_weight": 0.85},
 )
 #: A new session (``startup``, ``clear``) has no summary: the last session's request, open
 #: items and decisions keep their lines, but the project's names get the most room, at every
@@ -156,7 +156,7 @@ def restore_block(
     """The restore block for ``doc`` and the ids it shows (``""`` for an empty graph).
 
     ``summary``: Claude's compaction summary, when there is one (see
-    :attr:`RestoreSettings.summary_names`). ``settings``: by default the ``lean`` preset
+    :attr:`RestoreSettings.summary_weight`). ``settings``: by default the ``lean`` preset
     below :data:`LEAN_BELOW_CHARS`, else ``default`` (``startup``/``startup-lean`` for a new
     session, ``compact``/``compact-lean`` after a compaction in a coding session).
     ``rank_settings``: by default the ``compact`` ranking after a compaction, ``startup`` for

@@ -60,11 +60,16 @@ class RestoreSettings(_Strategy):
     #: command is shown only in the working set, with its outcome, or counted with the rest
     #: (a failing one is listed either way).
     command_names = True
-    #: Names Claude's compaction summary already holds: ``keep`` them in rank order or
-    #: ``demote`` them after the names only the graph can give back.
-    summary_names = "keep"
+    #: What a name Claude's compaction summary already holds is worth, as a factor on its
+    #: rank score: 1 keeps the rank order; 0 puts them after every name only the graph can
+    #: give back (in rank order among themselves).
+    summary_weight = 1.0
     #: Kinds the closing count names (``Not shown: 37 more — 20 code names, 12 files, …``).
     count_kinds = 3
+    #: Names as a map of the work: each under the file that owns it (the file whose edit or
+    #: write last used it), a file heading its own names, the rest under who named them
+    #: (:class:`rolling_graph.render.names.MapGroups`); off, one comma-separated list.
+    name_map = True
     #: How much a name's length costs it in the name list: names go by ``score / (characters
     #: shown + 2 + 4) ** name_cost`` (:func:`rolling_graph.render.names.shown_length`, plus
     #: :data:`rolling_graph.render.names.NAME_OVERHEAD`).
@@ -78,6 +83,8 @@ COUNT_RESERVE = 128
 #: The shortest a task's, a decision's or an open problem's label gets (the block must state
 #: one of each).
 MIN_TASK_CHARS = 24
+#: The shortest the request's label gets (the block must state it).
+MIN_REQUEST_CHARS = 48
 MIN_DECISION_CHARS = 40
 MIN_PROBLEM_CHARS = 48
 #: Decisions in force that did not fit before the section gives up on shorter ones.
@@ -116,8 +123,10 @@ def add_requests(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[s
         # -> 60 of 158 names, as many as the most frequent list).
         head = "Last r" + head[1:]
     room = min(s.request_chars, sec.room() - len(head) - 2)
-    if room >= 20 and sec.add(f'{head}"{esc(first_sentences(g.label(current), room), room)}"'):
+    if room >= MIN_REQUEST_CHARS and sec.add(f'{head}"{esc(first_sentences(g.label(current), room), room)}"'):
         shown.append(current)
+    elif sec.add_required(f'{head}"{esc(first_sentences(g.label(current), MIN_REQUEST_CHARS), MIN_REQUEST_CHARS)}"', COUNT_RESERVE):
+        shown.append(current)  # what the user asked for the block must state, in its shortest form
     if earlier:
         line, taken = join_items("Earlier requests: ", [f'"{esc(g.label(i), s.earlier_request_chars)}"' for i in earlier], sec.room())
         if line and sec.add(line):

@@ -9,6 +9,7 @@ on their successor's line. Everything in force is ranked once
 from __future__ import annotations
 
 from rolling_graph.core.focus import rejected_ids, superseded_by
+from rolling_graph.core.vocabulary import not_a_decision
 from rolling_graph.render.layout import file_path
 from rolling_graph.render.rank import best_first, facts_of, is_removed, recency_key, scores
 
@@ -40,6 +41,28 @@ def _words(text: str) -> list[str]:
     if low.isascii():
         return low.translate(_NOT_ALNUM).split()
     return "".join(c if c.isalnum() else " " for c in low).split()
+
+
+#: Module names of common languages' standard libraries (and the test receivers their test
+#: frameworks pass: Go's ``t``/``b``), as code qualifies a call with them: a name qualified by
+#: one of these, and defined nowhere in the session, is a call into the language, which the
+#: model knows anyway (:meth:`RestoreView.external`).
+LIBRARY_QUALIFIERS = frozenset(
+    # Go
+    "fmt os io bufio bytes strings strconv errors context time sort sync atomic filepath path exec json yaml "
+    "log slog http url regexp testing math rand reflect runtime unicode utf8 signal syscall hex base64 sha256 "
+    "t b tt tc require assert "
+    # Python
+    "sys re shutil subprocess pathlib collections itertools functools typing datetime logging asyncio tempfile "
+    "dataclasses argparse textwrap hashlib uuid pytest unittest mock "
+    # JavaScript / TypeScript
+    "console Object JSON Math Array Promise String Number Date Symbol Reflect process fs expect vi jest "
+    # Elixir
+    "Enum Map List Keyword Kernel IO File Path Process GenServer Logger Task Integer Float Regex DateTime "
+    "NaiveDateTime Jason Ecto Repo Phoenix Plug ExUnit Mix System Application Agent Stream MapSet Access "
+    # Swift
+    "Foundation DispatchQueue FileManager UserDefaults NSString XCTest XCTAssert URLSession Bundle".split()
+)
 
 
 class RestoreView:
@@ -84,14 +107,46 @@ class RestoreView:
         #: using them since (``pg_advisory_xact_lock`` once "use advisory locks" gave way to
         #: an exclusion constraint): the old approach's code, in no line and not counted.
         self.removed = self._removed_with(old.keys())
-        self.kind: dict[str, str] = {nid: node["kind"] for nid, node in nodes.items() if nid not in hidden and nid not in self.removed}
+        #: Decisions whose label is no sentence that states a choice (a heading, a fragment,
+        #: narration: :func:`rolling_graph.core.vocabulary.not_a_decision`), from graphs written
+        #: before the extractor knew them: neither shown nor counted.
+        self.noise = {nid for nid, node in nodes.items() if node["kind"] in INTENT and not_a_decision(node["label"])}
+        self.kind: dict[str, str] = {nid: node["kind"] for nid, node in nodes.items()
+                                     if nid not in hidden and nid not in self.removed and nid not in self.noise}
         self.by_kind: dict[str, list[str]] = {}
         for nid, kind in self.kind.items():
             self.by_kind.setdefault(kind, []).append(nid)
         self.paths = {nid: file_path(nodes[nid], doc["project"]) for nid in self.by_kind.get("file", [])}
-        #: Every node in force, best first (:func:`rolling_graph.render.rank.scores`, fused once).
+        #: Every node in force, best first (:func:`rolling_graph.render.rank.scores`, fused once);
+        #: a call into a library ranks below the project's own names (``r.external_weight``).
         self.score = scores(nodes, self.kind, r)
+        if r.external_weight != 1.0:
+            for nid in self.external():
+                self.score[nid] *= r.external_weight
         self.order = best_first(self.score)
+
+    def external(self) -> set[str]:
+        """Calls into a language's standard library that the session never defines, edits or
+        opens a file for: a qualified name (``fmt.Errorf``, ``Enum.map``, ``os.path.join``,
+        ``t.Fatalf``) whose qualifier is a standard module (:data:`LIBRARY_QUALIFIERS`) and
+        none of the project's directories or file names, and that no code of the session
+        defines (``facts.def``). Names qualified by a variable (``state.BaseCommit``) are the
+        project's: only a module's name says a call leaves the project."""
+        nodes = self.nodes
+        own: set[str] = set()
+        for path in self.paths.values():
+            parts = path.lower().split("/")
+            own.update(parts[:-1])
+            own.add(parts[-1].partition(".")[0])
+        symbols = self.by_kind.get("symbol", [])
+        defined = {nodes[nid]["label"].lower() for nid in symbols if "def" in facts_of(nodes[nid])}
+        out: set[str] = set()
+        for nid in symbols:
+            label = nodes[nid]["label"].lstrip("@")
+            head, dot, _ = label.partition(".")
+            if dot and head in LIBRARY_QUALIFIERS and head.lower() not in own and label.lower() not in defined:
+                out.add(nid)
+        return out
 
     def _removed_with(self, superseded: Iterable[str]) -> set[str]:
         """Removed code names (:func:`rolling_graph.render.rank.is_removed`) with a word of

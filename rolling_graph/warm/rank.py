@@ -38,7 +38,7 @@ class RankSettings:
     leg_weights: tuple[tuple[str, float], ...] = ()
 
 
-RESUME = RankSettings(leg_weights=(("uses", 3.0), ("opening", 3.0)))
+RESUME = RankSettings(leg_weights=(("uses", 12.0), ("opening", 2.0), ("weight", 0.5), ("recency", 0.5)))
 PULL = RankSettings(half_life_hours=168.0, max_hops=2, uses_leg=False, opening_leg=False)
 
 

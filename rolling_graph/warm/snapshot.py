@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 SNAPSHOT_VERSION = 1
 #: Bounds on what a snapshot holds, and what a new session (``startup``, ``clear``) takes
 #: from it: enough for the restore block's names to fill an 800-token budget.
-MAX_NODES = 160
+MAX_NODES = 400
 MAX_EDGES = 200
 #: What one resume may add to a session's hot graph (it has its own nodes already).
 RESUME_NODES = 40

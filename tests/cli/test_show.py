@@ -348,3 +348,27 @@ def test_pulled_node_counts_as_useful_only_once_touched_after_the_pull() -> None
     ]
     stats = session_stats(doc, journal)
     assert (stats["pulled"], stats["pulled_touched"], stats["pulled_touched_ids"]) == (2, 1, ["used"])
+
+
+def test_a_session_with_nothing_in_its_graph_is_not_the_default_one(tmp_path: Path) -> None:
+    """`claude -p "/rolling-graph:graph show"` starts a session of its own whose graph stays
+    empty (a slash command is no request): it must not become the session `rgraph show` and
+    `/graph` open by default while one with a memory exists."""
+    import time
+
+    from rolling_graph import hook
+    from rolling_graph.cli.sessions import resolve_session
+    from rolling_graph.core.config import load_settings
+    from rolling_graph.core.model import make_node
+    from rolling_graph.store.sidecar import SidecarStore
+
+    settings = load_settings()
+    store = SidecarStore(settings)
+    node = make_node("Use Redis for caching", "technical", "decision")
+    store.apply_ops("worked", [{"op": "add", "path": f"/nodes/{node['id']}", "value": node}], kind="seed", rationale="a session's work")
+    time.sleep(0.05)
+    slash = "<command-name>/rolling-graph:graph</command-name>\n<command-args>show</command-args>"
+    hook.handle_event("user-prompt-submit", {"session_id": "slash", "cwd": str(tmp_path), "hook_event_name": "UserPromptSubmit",
+                                             "prompt": slash}, settings)
+    assert store.list_sessions()[0] == "slash", "the slash command's session is the newest"
+    assert resolve_session(settings, None, cwd=str(tmp_path)).session_id == "worked"

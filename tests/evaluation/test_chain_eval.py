@@ -117,20 +117,16 @@ def test_target_is_what_the_first_events_use_that_earlier_sessions_used() -> Non
     assert [sorted(set(e)) for e in later.touched_before if e] == [["billing.py", "billing_total"], ["tax.py"], ["tax.py"]]
 
 
-def test_the_content_measure_counts_what_the_sessions_say_not_the_tool_schemas_keys() -> None:
+def test_names_are_counted_in_what_the_sessions_say_not_the_tool_schemas_keys() -> None:
     def read(path: str) -> tuple[str, dict[str, Any]]:
         return "PostToolUse", {"tool_name": "Read", "tool_input": {"file_path": path}}
 
     first = recorded("a", read("lib/tax_rules.ex"), ("UserPromptSubmit", {"prompt": "and the file_path helper"}))
     second = recorded("b", read("lib/tax_rules.ex"), ("UserPromptSubmit", {"prompt": "now file_path"}))
-    [readme] = chain_eval.later_targets([first, second])
-    [content] = chain_eval.later_targets([first, second], metric="content")
-    # The README's measure reads tool inputs as JSON: the key file_path counts as a name the
-    # first session "touched"; the content measure finds it only where someone wrote it.
-    assert readme.target == {"tax_rules.ex", "file_path"}
-    assert content.target == {"tax_rules.ex", "file_path"}
-    assert ["file_path" in e for e in readme.touched_before if e] == [True, True]
-    assert ["file_path" in e for e in content.touched_before if e] == [False, True]
+    [later] = chain_eval.later_targets([first, second])
+    # The key file_path of a Read's input is no name; the prompt that wrote it is.
+    assert later.target == {"tax_rules.ex", "file_path"}
+    assert ["file_path" in e for e in later.touched_before if e] == [False, True]
 
 
 def test_scores_put_the_block_and_the_lists_in_the_same_characters() -> None:
@@ -166,7 +162,7 @@ def test_chain_of_fixture_sessions_measures_every_later_session(tmp_path: Path) 
     assert [r["position"] for r in rows] == [1, 2, 3] and all(r["names"] > 0 and not r["errors"] for r in rows)
     assert all(r["methods"]["best"]["recall"] == max(r["methods"]["frequent"]["recall"], r["methods"]["recent"]["recall"])
                for r in rows)
-    assert all(r["content"]["names"] > 0 and set(r["content"]["methods"]) == set(r["methods"]) for r in rows)
+    assert report["pooled"]["800"]["names"] == sum(r["names"] for r in rows)
     first_prev = rows[0]["previous"]
     assert first_prev["session"] == scenario.SESSIONS[0][0]
     assert first_prev["requests"][0].startswith("Let's use Exq")  # the first session's last request, its own
@@ -211,11 +207,6 @@ def test_corpus_chain_figures_are_pinned(budget: int) -> None:
         assert figures[method] == pytest.approx(pin[method], abs=TOLERANCE), method
     assert figures["graph"] >= pin["graph"]
     assert figures["graph"] >= figures["best"] or not pin["at_least_best"]  # issue 13's bar, where it is met
-    content = {m: v["recall"] for m, v in row["content"]["methods"].items()}
-    assert row["content"]["names"] == pin["content_names"]
-    assert content["best"] == pytest.approx(pin["content_best"], abs=TOLERANCE)
-    assert content["graph"] >= pin["content_graph"]
-    assert content["graph"] >= content["best"] or not pin["content_at_least_best"]
     prev = row["previous"]
     assert prev["session"].startswith("8463c716") and prev["open_total"] == pin["open_total"]
     assert len(prev["open_shown"]) >= pin["open_shown"]

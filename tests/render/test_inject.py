@@ -136,10 +136,11 @@ def test_repeating_an_earlier_prompt_does_not_restore_it_in_full_again() -> None
     from rolling_graph.hook import handle_event
 
     said = [context_of(handle_event("user-prompt-submit", prompt_payload("rq1", "continue please"))) for _ in range(12)]
-    # The dead man's switch has probed by now: "continue please" is a request node.
+    # The dead man's switch has probed by now; "continue please" is no request at all (a
+    # nudge to go on: issue 33), so nothing ever names it back.
     from rolling_graph.core.config import load_settings
     from rolling_graph.store.sidecar import SidecarStore
 
     nodes = SidecarStore(load_settings()).load("rq1")["nodes"].values()
-    assert any(n["kind"] == "request" and n["label"] == "continue please" for n in nodes)
-    assert all("[request] continue please" not in text for text in said[10:]), said[10:]
+    assert not any(n["kind"] == "request" and n["label"] == "continue please" for n in nodes)
+    assert all("[request] continue please" not in text for text in said), said
