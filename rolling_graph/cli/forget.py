@@ -21,10 +21,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from rolling_graph.cli.console import console, fail
-from rolling_graph.cli.render_views import exact_node, suggestions
+from rolling_graph.cli.render_views import suggestions
 from rolling_graph.cli.sessions import InspectError, load_document, resolve_session, settings_or_error, store
 from rolling_graph.core.config import Settings
-from rolling_graph.store.forget import forget, forgotten_records, named_ids, unforget
+from rolling_graph.store.forget import AmbiguousName, forget, forgotten_records, name_matches, named_ids, unforget
 from rolling_graph.store.project import project_root
 
 if TYPE_CHECKING:
@@ -58,40 +58,83 @@ class _Target:
         self.places += [f"the warm graph of {self.root}"] if self.warm else []
 
 
+def _resolve(names: list[str], labels: dict[str, str], where: str, also: dict[str, str] | None = None) -> dict[str, str]:
+    """Name -> the one id it names among ``labels`` (names that name none are left out);
+    ``also`` (name -> id found elsewhere) counts as a match when ``labels`` has that id. A name
+    that matches two nodes is refused with the list: nothing is forgotten on a guess."""
+    found: dict[str, str] = {}
+    for name in names:
+        ids = name_matches(name, labels)
+        other = (also or {}).get(name)
+        if other is not None and other in labels and other not in ids:
+            ids.append(other)
+        if len(ids) > 1:
+            raise InspectError(f"in {where}, {AmbiguousName(name, {nid: labels[nid] for nid in ids})}; nothing was forgotten")
+        if ids:
+            found[name] = ids[0]
+    return found
+
+
 def do_forget(
     settings: Settings, session: str | None, names: list[str], *, project: str | None = None,
     hot_only: bool = False, yes: bool = False, out: Console | None = None,
 ) -> None:
     out = out or console()
     t = _Target(settings, session, project, hot_only)
-    found: dict[str, str] = {}  # hot node id -> label; never a fragment: forgetting is for good
-    hot_names: set[str] = set()
-    for name in names:
-        nid = exact_node(t.doc, name) if t.doc is not None else None
-        if t.doc is not None and nid is not None:
-            found[nid] = t.doc["nodes"][nid]["label"]
-            hot_names.add(name)
-    if not found and not t.warm:
+    hot_labels = {nid: str(n.get("label") or "") for nid, n in t.doc["nodes"].items()} if t.doc is not None else {}
+    hot_by_name = _resolve(names, hot_labels, f"session {t.sid}")
+    found = {nid: hot_labels[nid] for nid in hot_by_name.values()}  # hot node id -> label
+    warm_labels: dict[str, str] | None = None  # None: the warm graph could not be read
+    warm_found: dict[str, str] = {}
+    unreachable = ""
+    if t.warm:
+        warm_labels, unreachable = _warm_labels(settings, t.root, [*names, *found])
+        if warm_labels is not None:
+            warm_by_name = _resolve(names, warm_labels, f"the warm graph of {t.root}", also=hot_by_name)
+            warm_found = {nid: warm_labels[nid] for nid in warm_by_name.values()}
+    if not found and not warm_found and (warm_labels is not None or not t.warm):
         raise _not_found(names, t.places, t.doc)
     if not yes:
         if not interactive():
             raise InspectError("rgraph forget removes nodes from memory: add --yes to confirm (--undo puts them back)")
-        what = ", ".join(f"{label} ({nid})" for nid, label in found.items()) if found else ", ".join(names)
-        if not typer.confirm(f"Forget {what} from {' and '.join(t.places)}?", default=False):
+        what = ", ".join(f"{label} ({nid})" for nid, label in found.items())
+        if warm_found and t.sid:
+            what = "; ".join(filter(None, [what and f"{what} from session {t.sid}",
+                                           "{} from the warm graph of {}".format(", ".join(f"{label} ({nid})" for nid, label in warm_found.items()), t.root)]))
+        elif warm_found:
+            what = ", ".join(f"{label} ({nid})" for nid, label in warm_found.items()) + f" from the warm graph of {t.root}"
+        else:
+            what = f"{what or ', '.join(names)} from {' and '.join(t.places)}"
+        if not typer.confirm(f"Forget {what}?", default=False):
             out.print("Nothing forgotten.")
             return
     hot_gone = forget(store(settings), t.sid, list(found), rationale=RATIONALE) if found and t.sid else []
     if hot_gone:
         out.print(f"Forgot in session {t.sid}: {escape(', '.join(f'{found[n]} ({n})' for n in hot_gone))} "
                   "(journaled: `rgraph why ID` tells it, `rgraph forget --undo ID` puts it back).")
-    warm_gone = _forget_warm(settings, t.root, [*found, *names], out) if t.warm else []
+    if unreachable:
+        raise InspectError(f"{UNCHANGED.format(root=t.root)}: {unreachable}; run this again once it can be reached")
+    warm_gone = _forget_warm(settings, t.root, list(warm_found), out) if t.warm else []
     if not hot_gone and not warm_gone:
         raise _not_found(names, t.places, t.doc)
     if t.warm and not warm_gone:
         out.print(f"[dim]The warm graph of {escape(t.root)} held none of them.[/]")
-    left = [n for n in names if n not in hot_names and not any(n == nid or n.lower() == label.lower() for nid, label in warm_gone)]
+    left = [n for n in names if n not in hot_by_name and not name_matches(n, dict(warm_gone))]
     if left:
-        out.print(f"[yellow]Not found (or a label more than one node has: give the id): {escape(', '.join(left))}[/]")
+        out.print(f"[yellow]Not found: {escape(', '.join(left))}[/]")
+
+
+def _warm_labels(settings: Settings, root: str, names: list[str]) -> tuple[dict[str, str] | None, str]:
+    """The warm graph's nodes ``names`` could name (id -> label), or None and why it cannot be
+    reached (the session's part goes ahead, and the warm part says to run it again)."""
+    from rolling_graph.warm import db
+    from rolling_graph.warm.forget import node_labels
+
+    try:
+        with db.connect(settings) as conn:
+            return node_labels(conn, root, names), ""
+    except db.DatabaseUnavailable as exc:
+        return None, str(exc)
 
 
 def _forgotten_in_session(settings: Settings, t: _Target) -> dict[str, tuple[str, str]]:
@@ -158,11 +201,11 @@ def interactive() -> bool:
     return sys.stdin.isatty()
 
 
-def _forget_warm(settings: Settings, root: str, names: list[str], out: Console) -> list[tuple[str, str]]:
-    from rolling_graph.warm.forget import forget_nodes
+def _forget_warm(settings: Settings, root: str, ids: list[str], out: Console) -> list[tuple[str, str]]:
+    from rolling_graph.warm.forget import forget_ids
 
     with _warm(settings, UNCHANGED.format(root=root)) as conn:
-        gone = forget_nodes(conn, settings, root, names)
+        gone = forget_ids(conn, settings, root, ids)
     if gone:
         out.print(f"Forgot in the warm graph of {escape(root)}: {escape(', '.join(f'{label} ({nid})' for nid, label, _ in gone))}; "
                   "its resume snapshot is rewritten.")

@@ -23,6 +23,7 @@ from rolling_graph.core.focus import superseded_by
 from rolling_graph.core.ids import pointer_parts, slugify
 from rolling_graph.core.model import DOMAINS, LABEL_MAX
 from rolling_graph.safety.sanitize import one_line
+from rolling_graph.store.forget import named_ids
 from rolling_graph.store.journal import op_touches
 
 if TYPE_CHECKING:
@@ -69,19 +70,17 @@ def focus_of(doc: GraphDoc) -> list[str]:
 
 
 def exact_node(doc: GraphDoc, name: str) -> str | None:
-    """A node id from what the user typed: the id, or the label (one node's, any case)."""
-    nodes = nodes_of(doc)
-    if name in nodes:
-        return name
-    slug = slugify(name)
-    if slug in nodes:
-        return slug
-    by_label = [nid for nid, n in nodes.items() if clean(n.get("label")).lower() == name.strip().lower()]
-    return by_label[0] if len(by_label) == 1 else None
+    """A node id from what the user typed: the id, or a label as typed
+    (:func:`rolling_graph.store.forget.name_matches`; never the typed name slugified). A name
+    that matches more than one node raises :class:`rolling_graph.store.forget.AmbiguousName`."""
+    labels = {nid: str(n.get("label") or "") for nid, n in nodes_of(doc).items()}
+    found = named_ids([name], labels)
+    return found[0] if found else None
 
 
 def resolve_node(doc: GraphDoc, name: str) -> str | None:
-    """A node id from what the user typed: :func:`exact_node`, or a unique id fragment."""
+    """A node id from what the user typed: :func:`exact_node`, or a unique id fragment
+    (``rgraph show`` only: it reads; ``why``, ``expand`` and ``forget`` take exact names)."""
     found = exact_node(doc, name)
     if found is not None:
         return found

@@ -10,10 +10,13 @@ them back from there. A rebuild from the journal does the same. The warm graph's
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+from rolling_graph.core.errors import UserError
+
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Iterable
 
     from rolling_graph.core.types import Edge, JournalEntry, Node, PatchOp
     from rolling_graph.store.sidecar import SidecarStore
@@ -38,15 +41,37 @@ def forget(store: SidecarStore, sid: str, node_ids: list[str], *, rationale: str
     return found
 
 
+class AmbiguousName(UserError):
+    """A name that matches more than one node: refused, with the list, so nothing is
+    removed, put back or shown that the user did not name."""
+
+    def __init__(self, name: str, matches: Mapping[str, str]) -> None:
+        self.name, self.matches = name, dict(matches)
+        listed = ", ".join(f"{label} ({nid})" for nid, label in self.matches.items())
+        super().__init__(f"{name!r} names more than one node: {listed}; give the id of the one meant")
+
+
+def name_matches(name: str, labels: Mapping[str, str]) -> list[str]:
+    """Every id ``name`` names among ``labels`` (id -> label): the id itself, and the nodes
+    whose label is ``name`` as typed (or, when none is, equal ignoring case). The typed name
+    is never slugified nor cut to a fragment: ``session.cwd`` never names ``session_cwd``."""
+    hits = [name] if name in labels else []
+    exact = [nid for nid, label in labels.items() if label == name and nid != name]
+    if not hits and not exact:
+        folded = name.casefold()
+        exact = [nid for nid, label in labels.items() if label.casefold() == folded]
+    return list(dict.fromkeys([*hits, *exact]))
+
+
 def named_ids(names: list[str], labels: Mapping[str, str]) -> list[str]:
-    """The ids ``names`` name among ``labels`` (id -> label): an id, or a label (any case)
-    that one id alone has; a label two nodes share names neither. Never a fragment:
-    forgetting is for good."""
-    ids = [n for n in names if n in labels]
+    """The ids ``names`` name among ``labels`` (:func:`name_matches`); a name that matches
+    more than one node raises :class:`AmbiguousName` (forgetting is for good: never a guess)."""
+    ids: list[str] = []
     for name in names:
-        by_label = [nid for nid, label in labels.items() if label.lower() == name.strip().lower()]
-        if name not in labels and len(by_label) == 1:
-            ids.append(by_label[0])
+        found = name_matches(name, labels)
+        if len(found) > 1:
+            raise AmbiguousName(name, {nid: labels[nid] for nid in found})
+        ids += found
     return list(dict.fromkeys(ids))
 
 

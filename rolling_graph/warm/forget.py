@@ -18,12 +18,30 @@ from rolling_graph.store.forget import named_ids
 from rolling_graph.warm import resume, upsert
 
 
-def forget_nodes(conn: Any, settings: Settings, root: str, names: list[str]) -> list[tuple[str, str, bool]]:
-    """Forget the nodes of project ``root`` that ``names`` name: by id, or by a label (any
-    case) that one node alone has. Returns ``(id, label, anchor)`` of each one forgotten (an
-    anchor came from flat memory, and seeding brings it back while its memory is there).
-    Commits; rewrites the snapshot."""
+def node_labels(conn: Any, root: str, names: list[str]) -> dict[str, str]:
+    """The nodes of project ``root`` that ``names`` could name (by id, or a label in any case):
+    id -> label, for :func:`rolling_graph.store.forget.name_matches` to decide."""
     if not names:
+        return {}
+    return {str(nid): str(label) for nid, label in conn.execute(
+        "SELECT n.id, n.label FROM nodes n JOIN projects p ON p.id = n.project_id "
+        "WHERE p.root = %s AND (n.id = ANY(%s) OR lower(n.label) = ANY(%s))",
+        (root, names, [n.lower() for n in names]),
+    ).fetchall()}
+
+
+def forget_nodes(conn: Any, settings: Settings, root: str, names: list[str]) -> list[tuple[str, str, bool]]:
+    """Forget the nodes of project ``root`` that ``names`` name: by id, or by a label as typed
+    (:func:`rolling_graph.store.forget.named_ids`; a name that matches two nodes raises
+    :class:`rolling_graph.store.forget.AmbiguousName` and nothing is forgotten). Returns
+    ``(id, label, anchor)`` of each one forgotten (an anchor came from flat memory, and seeding
+    brings it back while its memory is there). Commits; rewrites the snapshot."""
+    return forget_ids(conn, settings, root, named_ids(names, node_labels(conn, root, names)))
+
+
+def forget_ids(conn: Any, settings: Settings, root: str, ids: list[str]) -> list[tuple[str, str, bool]]:
+    """Forget exactly the nodes ``ids`` of project ``root`` (see :func:`forget_nodes`)."""
+    if not ids:
         return []
     now = settings.clock.now()
     with conn.transaction():
@@ -32,11 +50,6 @@ def forget_nodes(conn: Any, settings: Settings, root: str, names: list[str]) -> 
         if row is None:
             return []
         pid = int(row[0])
-        labels = dict(conn.execute(
-            "SELECT id, label FROM nodes WHERE project_id = %s AND (id = ANY(%s) OR lower(label) = ANY(%s))",
-            (pid, names, [n.strip().lower() for n in names]),
-        ).fetchall())
-        ids = named_ids(names, labels)
         gone = conn.execute(
             "DELETE FROM nodes WHERE project_id = %s AND id = ANY(%s) RETURNING id, label, anchor", (pid, ids)
         ).fetchall()

@@ -14,8 +14,10 @@ from inspect_builders import add_node_op, cli_home, commit, inspect_app, setting
 from typer.testing import CliRunner
 
 from rolling_graph.cli import forget as cli_forget
+from rolling_graph.core.config import Settings
 from rolling_graph.core.model import make_node
 from rolling_graph.render.restore import restore_block
+from rolling_graph.store.forget import AmbiguousName
 from rolling_graph.store.forget import forget as forget_hot
 from rolling_graph.store.sidecar import SidecarStore
 from rolling_graph.warm import db, snapshot
@@ -142,7 +144,8 @@ def test_a_node_forgotten_in_the_warm_graph_stays_out_when_an_old_sidecar_is_rec
     twins = [ws.node("Retry", 0.5, at=T0, node_id="retry-policy"), ws.node("Retry", 0.5, at=T0, node_id="retry-button")]
     ws.reconcile(settings, ws.hot_doc("s4", project, twins, at=T0))
     with db.connect(settings) as conn:
-        assert forget_nodes(conn, settings, project, ["retry"]) == []  # a label two nodes share names neither
+        with pytest.raises(AmbiguousName, match="retry-policy"):  # a label two nodes share: refused, with the list
+            forget_nodes(conn, settings, project, ["retry"])
         assert forget_nodes(conn, settings, project, ["retry-button"]) == [("retry-button", "Retry", False)]
 
     later = datetime.now(UTC) + timedelta(hours=1)  # new work on the name, after it was forgotten
@@ -166,7 +169,7 @@ def test_rgraph_forget_removes_the_node_from_the_session_and_the_projects_warm_g
     code, out = run("forget", PG, "no-such-node", "--session", sid, "--yes")
 
     assert code == 0, out
-    assert "Not found (or a label more than one node has: give the id): no-such-node" in out
+    assert "Not found: no-such-node" in out
     assert f"Forgot in session {sid}" in out and f"Forgot in the warm graph of {project}: Use PostgreSQL for the warm store ({PG})" in out
     assert PG not in SidecarStore(settings).load(sid)["nodes"] and PG not in warm_document(settings, project)["nodes"]
     code, out = run("forget", PG, "--session", sid, "--yes")  # already gone everywhere
@@ -263,3 +266,79 @@ def test_a_node_forgotten_while_a_probe_works_costs_the_batch_nothing(home: Path
 
     assert node[consumer] in store.load("s")["nodes"]
     assert not store.load_state("s")["gate"]["pending"]
+
+
+# -- names resolve exactly (issue 36, case 1) ---------------------------------------------------
+def _twin_names_session(settings: Settings, sid: str, project: str) -> None:
+    """``session_cwd`` (id ``session-cwd``, the slug of both names) beside ``session.cwd``, and
+    two nodes labelled ``Retry``: the names of the README's own example block."""
+    store = SidecarStore(settings)
+    settings.sessions_dir.mkdir(parents=True, exist_ok=True)
+    with store.transaction(sid) as doc:
+        doc["project"] = project
+    nodes = [make_node("session_cwd", "technical", "code", node_id="session-cwd", now=T0),
+             make_node("session.cwd", "technical", "code", node_id="session-cwd-attr", now=T0),
+             make_node("Retry", "technical", node_id="retry-policy", now=T0),
+             make_node("Retry", "technical", node_id="retry-button", now=T0)]
+    commit(store, sid, [add_node_op(dict(n)) for n in nodes], kind="patch", backend="offline", rationale="seeded", at="2026-11-25T21:15:00Z")
+
+
+@pytest.mark.db
+def test_forget_removes_the_node_named_as_typed_never_the_one_its_slug_names_in_session_and_warm_graph(
+    home: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROLLING_GRAPH_WARM", "on")
+    monkeypatch.setenv("ROLLING_GRAPH_DSN", dsn)
+    project = str(home.parent / "twins")
+    settings = ws.settings_for(home, dsn)
+    _twin_names_session(settings, "twins", project)
+    ws.reconcile(settings, SidecarStore(settings).load("twins"))
+    assert {"session-cwd", "session-cwd-attr"} <= set(warm_document(settings, project)["nodes"])
+    monkeypatch.setattr(cli_forget, "interactive", lambda: True)
+
+    code, out = run("forget", "session.cwd", "--session", "twins", answer="y\n")
+
+    assert code == 0, out
+    assert "Forget session.cwd (session-cwd-attr) from session twins; session.cwd (session-cwd-attr) from the warm graph" in out
+    assert "session_cwd" not in out.split("Forgot")[0]  # the question named only what goes
+    hot, warm = SidecarStore(settings).load("twins")["nodes"], warm_document(settings, project)["nodes"]
+    assert "session-cwd-attr" not in hot and "session-cwd-attr" not in warm
+    assert "session-cwd" in hot and "session-cwd" in warm  # hot and warm agree: the other name stays
+
+
+@pytest.mark.db
+def test_a_name_two_nodes_answer_to_is_refused_with_the_list_in_the_session_and_in_the_warm_graph(
+    home: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROLLING_GRAPH_WARM", "on")
+    monkeypatch.setenv("ROLLING_GRAPH_DSN", dsn)
+    project = str(home.parent / "retries")
+    settings = ws.settings_for(home, dsn)
+    _twin_names_session(settings, "retries", project)
+    ws.reconcile(settings, SidecarStore(settings).load("retries"))
+
+    code, out = run("forget", "Retry", "--session", "retries", "--yes")
+    assert code == 1 and "'Retry' names more than one node" in out
+    assert "Retry (retry-policy)" in out and "Retry (retry-button)" in out and "nothing was forgotten" in out
+
+    forget_hot(SidecarStore(settings), "retries", ["retry-button"], rationale="test")  # one Retry left in the session
+    code, out = run("forget", "Retry", "--session", "retries", "--yes")  # ... but the warm graph still has two
+    assert code == 1 and "in the warm graph of" in out and "retry-button" in out
+    assert "retry-policy" in SidecarStore(settings).load("retries")["nodes"]
+    assert {"retry-policy", "retry-button"} <= set(warm_document(settings, project)["nodes"])
+
+
+def test_why_and_expand_take_the_name_as_typed_and_refuse_a_name_two_nodes_have(home: Path) -> None:
+    _twin_names_session(settings_for(home), "names", "/work/names")
+
+    code, out = run("expand", "session.cwd", "--session", "names")
+    assert code == 0 and "session.cwd" in out and "session_cwd" not in out
+    code, out = run("why", "session.cwd", "--session", "names")
+    assert code == 0 and "session-cwd-attr" in out
+    code, out = run("expand", "session-cwd", "--session", "names")  # the id
+    assert code == 0 and "session_cwd" in out
+    code, out = run("expand", "Retry", "--activate", "--session", "names")
+    assert code == 1 and "names more than one node" in out and "retry-policy" in out and "retry-button" in out
+    assert [e["kind"] for e in SidecarStore(settings_for(home)).read_journal("names")] == ["patch"]  # nothing activated
+    code, out = run("why", "session cwd", "--session", "names")  # a slug's worth of likeness is not a name
+    assert code == 1 and "no domain or node named" in out
