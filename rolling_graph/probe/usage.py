@@ -19,8 +19,6 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import os
-import tempfile
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from rolling_graph.core.clock import iso, utcnow
 from rolling_graph.core.config import Settings
 from rolling_graph.probe.base import ProbeResult
+from rolling_graph.store.atomic import write_text_atomic
 
 if TYPE_CHECKING:
     from rolling_graph.core.types import Counters, SessionDoc
@@ -163,17 +162,7 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def _atomic_write(path: Path, data: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_text_atomic(path, json.dumps(data, indent=1, sort_keys=True))
 
 
 def _bump(table: dict[str, Any], key: str, t_in: int, t_out: int, cost: float | None, probes: int) -> None:
