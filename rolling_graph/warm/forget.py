@@ -10,6 +10,7 @@ same name does. The project's resume snapshot is rewritten at once.
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from typing import Any
 
@@ -50,14 +51,16 @@ def forget_ids(conn: Any, settings: Settings, root: str, ids: list[str]) -> list
         if row is None:
             return []
         pid = int(row[0])
+        saved = {nid: _saved_rows(conn, pid, nid) for nid in ids}  # as they were: --undo puts them back whole
         gone = conn.execute(
             "DELETE FROM nodes WHERE project_id = %s AND id = ANY(%s) RETURNING id, label, anchor", (pid, ids)
         ).fetchall()
         for nid, label, _anchor in gone:
             conn.execute(
-                "INSERT INTO forgotten_nodes (project_id, node_id, label, forgotten_at) VALUES (%s, %s, %s, %s) "
-                "ON CONFLICT (project_id, node_id) DO UPDATE SET label = EXCLUDED.label, forgotten_at = EXCLUDED.forgotten_at",
-                (pid, nid, label, now),
+                "INSERT INTO forgotten_nodes (project_id, node_id, label, forgotten_at, saved) VALUES (%s, %s, %s, %s, %s::jsonb) "
+                "ON CONFLICT (project_id, node_id) DO UPDATE SET label = EXCLUDED.label, forgotten_at = EXCLUDED.forgotten_at, "
+                "saved = EXCLUDED.saved",
+                (pid, nid, label, now, json.dumps(saved.get(str(nid)), default=str)),
             )
     if gone:
         resume.refresh_snapshot(conn, settings, root)
@@ -77,16 +80,76 @@ def keep_remembered(nodes: list[dict[str, Any]], gone: dict[str, datetime]) -> l
     return [n for n in nodes if n["id"] not in gone or n["last_activated"] > gone[n["id"]]]
 
 
+#: The rows that hang off a node, saved when it is forgotten: (table, the row's node columns).
+_SAVED_TABLES = (
+    ("node_sessions", ("node_id",)),
+    ("edges", ("source", "target")),
+    ("edge_sessions", ("source", "target")),
+    ("node_embeddings", ("node_id",)),
+)
+
+
+def _saved_rows(conn: Any, pid: int, nid: str) -> dict[str, Any] | None:
+    """The node's row and the rows that hang off it, as JSON rows of their tables."""
+    row = conn.execute("SELECT to_jsonb(n) FROM nodes n WHERE project_id = %s AND id = %s", (pid, nid)).fetchone()
+    if row is None:
+        return None
+    saved: dict[str, Any] = {"nodes": [row[0]]}
+    for table, columns in _SAVED_TABLES:
+        where = " OR ".join(f"t.{c} = %s" for c in columns)
+        saved[table] = [r[0] for r in conn.execute(
+            f"SELECT to_jsonb(t) FROM {table} t WHERE t.project_id = %s AND ({where})", (pid, *[nid] * len(columns))
+        )]
+    return saved
+
+
+def _restore(conn: Any, pid: int, saved: dict[str, Any]) -> None:
+    """Put back what :func:`_saved_rows` saved: rows that exist again by now (new work on the
+    name, reconciled since) win, and an edge comes back only if both its ends are there (a
+    node back by new work is then recomputed from the saved contributions and the new ones,
+    as a reconcile computes it)."""
+    for table in ("nodes", "node_sessions", "edges", "edge_sessions", "node_embeddings"):
+        rows = [r for r in saved.get(table) or [] if isinstance(r, dict)]
+        if not rows:
+            continue
+        guard = ""
+        if table == "edges":
+            guard = (" WHERE EXISTS (SELECT 1 FROM nodes n WHERE n.project_id = r.project_id AND n.id = r.source)"
+                     " AND EXISTS (SELECT 1 FROM nodes n WHERE n.project_id = r.project_id AND n.id = r.target)")
+        elif table == "edge_sessions":
+            guard = (" WHERE EXISTS (SELECT 1 FROM edges e WHERE e.project_id = r.project_id AND e.source = r.source"
+                     " AND e.relationship = r.relationship AND e.target = r.target)")
+        conn.execute(
+            f"INSERT INTO {table} SELECT r.* FROM jsonb_populate_recordset(NULL::{table}, %s::jsonb) r{guard} ON CONFLICT DO NOTHING",
+            (json.dumps([dict(r, project_id=pid) for r in rows]),),
+        )
+
+
 def unforget_nodes(conn: Any, root: str, ids: list[str]) -> list[str]:
-    """Let project ``root``'s forgotten ``ids`` back: their reconciles count again. Returns
-    the ids that were forgotten. Commits."""
+    """Let project ``root``'s forgotten ``ids`` back, as they were when forgotten (their row,
+    every session's contribution, edges and vectors; see :func:`_restore`), and their
+    reconciles count again. A session reconciled while a node was forgotten had that node's
+    contribution dropped: its next reconcile is due again. Returns the ids that were
+    forgotten. Commits."""
     with conn.transaction():
+        conn.execute(f"SELECT pg_advisory_xact_lock({upsert.PROJECT_LOCK})", (root,))  # not during a reconcile
         back = conn.execute(
             "DELETE FROM forgotten_nodes f USING projects p WHERE p.id = f.project_id AND p.root = %s AND f.node_id = ANY(%s) "
-            "RETURNING f.node_id",
+            "RETURNING f.project_id, f.node_id, f.forgotten_at, f.saved",
             (root, ids),
         ).fetchall()
-    return [str(nid) for (nid,) in back]
+        again: list[str] = []  # back by new work meanwhile: folded with the saved contributions
+        for pid, nid, at, saved in back:
+            if isinstance(saved, dict):
+                if conn.execute("SELECT 1 FROM nodes WHERE project_id = %s AND id = %s", (pid, nid)).fetchone():
+                    again.append(str(nid))
+                _restore(conn, int(pid), saved)
+            conn.execute(  # reconciled while it was forgotten: that session's contribution of it was dropped
+                "UPDATE sessions SET journal_seq = 0 WHERE project_id = %s AND last_reconciled_at >= %s", (pid, at)
+            )
+        if again:
+            upsert.recompute_nodes(conn, int(back[0][0]), again)
+    return [str(nid) for _pid, nid, _at, _saved in back]
 
 
 def forgotten_list(conn: Any, root: str) -> list[tuple[str, str, datetime]]:

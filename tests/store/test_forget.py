@@ -21,7 +21,7 @@ from rolling_graph.store.forget import AmbiguousName
 from rolling_graph.store.forget import forget as forget_hot
 from rolling_graph.store.sidecar import SidecarStore
 from rolling_graph.warm import db, snapshot
-from rolling_graph.warm.forget import forget_nodes
+from rolling_graph.warm.forget import forget_nodes, unforget_nodes
 from rolling_graph.warm.read import warm_document
 
 PG = "use-postgresql-for-the-warm-store"
@@ -342,3 +342,64 @@ def test_why_and_expand_take_the_name_as_typed_and_refuse_a_name_two_nodes_have(
     assert [e["kind"] for e in SidecarStore(settings_for(home)).read_journal("names")] == ["patch"]  # nothing activated
     code, out = run("why", "session cwd", "--session", "names")  # a slug's worth of likeness is not a name
     assert code == 1 and "no domain or node named" in out
+
+
+# -- undo puts the warm graph's node back as it was (issue 36, case 5) --------------------------
+@pytest.mark.db
+def test_undo_puts_the_warm_node_back_as_it_was_and_a_session_reconciled_meanwhile_is_due_again(tmp_path: Path, dsn: str) -> None:
+    settings = ws.settings_for(tmp_path, dsn)
+    project = str(tmp_path / "built")
+    rid, other = "use-dramatiq-for-the-reminders", "reminders-service"
+    docs = []
+    for i, weight in enumerate((0.9, 0.7, 0.8), start=1):
+        at = T0 + timedelta(hours=i)
+        dramatiq = ws.node("Use Dramatiq for the reminders", weight, at=at, kind="decision")
+        dramatiq["activations"] = 2
+        service = ws.node("Reminders service", 0.5, at=at, node_id=other)
+        docs.append(ws.hot_doc(f"s{i}", project, [dramatiq, service], [(rid, "decides", other, 0.7)], at=at))
+        ws.reconcile(settings, docs[-1])
+    pid = ws.pid_of(settings, project)  # (the module's database holds other tests' projects)
+    node_sql = "SELECT weight, session_count, activations, first_seen, last_activated, label, kind FROM nodes WHERE project_id = %s AND id = %s"
+    contributions = ("SELECT session_id, weight, activations, journal_seq FROM node_sessions WHERE project_id = %s AND node_id = %s "
+                     "ORDER BY session_id")
+    edges_sql = "SELECT source, relationship, target, strength, session_count FROM edges WHERE project_id = %s ORDER BY source"
+    before, before_sessions, before_edges = (ws.rows(settings, node_sql, pid, rid), ws.rows(settings, contributions, pid, rid),
+                                             ws.rows(settings, edges_sql, pid))
+    assert before[0][1:3] == (3, 6) and len(before_sessions) == 3 and len(before_edges) == 1
+
+    with db.connect(settings) as conn:
+        assert [g[0] for g in forget_nodes(conn, settings, project, [rid])] == [rid]
+    docs[1]["journal_seq"] = 2  # s2 reconciled again while the node is forgotten: its contribution of it is dropped
+    assert not ws.reconcile(settings, docs[1]).noop
+    with db.connect(settings) as conn:
+        assert unforget_nodes(conn, project, [rid]) == [rid]
+
+    assert ws.rows(settings, node_sql, pid, rid) == before  # weight, sessions and activations as they were
+    assert ws.rows(settings, contributions, pid, rid) == before_sessions
+    assert ws.rows(settings, edges_sql, pid) == before_edges
+    again = ws.reconcile(settings, docs[1])  # not "already up to date": s2's contribution was dropped meanwhile
+    assert not again.noop
+    assert ws.rows(settings, "SELECT session_count FROM nodes WHERE project_id = %s AND id = %s", pid, rid) == [(3,)]
+
+
+
+@pytest.mark.db
+def test_an_undo_interrupted_between_the_session_and_the_warm_graph_finishes_on_a_rerun(
+    home: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rolling_graph.store.forget import unforget as unforget_hot
+
+    monkeypatch.setenv("ROLLING_GRAPH_WARM", "on")
+    monkeypatch.setenv("ROLLING_GRAPH_DSN", dsn)
+    project = str(home.parent / "halfway")
+    settings = ws.settings_for(home, dsn)
+    sid = storage_session(settings, sid="halfway", project=project)
+    ws.reconcile(settings, SidecarStore(settings).load(sid))
+    assert run("forget", PG, "--session", sid, "--yes")[0] == 0
+    unforget_hot(SidecarStore(settings), sid, [PG], rationale="put back by user (rgraph forget --undo)")  # ... then killed
+
+    code, out = run("forget", "--undo", PG, "--session", sid)
+
+    assert code == 0, out
+    assert f"Let back into the warm graph of {project}: {PG}" in out
+    assert PG in warm_document(settings, project)["nodes"] and PG in SidecarStore(settings).load(sid)["nodes"]
