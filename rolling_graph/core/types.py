@@ -231,6 +231,7 @@ class JournalEntry(TypedDict, total=False):
     touched: list[str]
     error: str  # why a proposal was rejected
     removed: ForgetRecord  # forget: what its ops removed, as it was (data, never applied)
+    purged: bool  # forget --purge: the text was erased everywhere; nothing kept to put back
 
 
 # -- the hook index -------------------------------------------------------------------------

@@ -67,6 +67,38 @@ def forget_ids(conn: Any, settings: Settings, root: str, ids: list[str]) -> list
     return [(str(nid), str(label), bool(anchor)) for nid, label, anchor in gone]
 
 
+def purge_ids(conn: Any, settings: Settings, root: str, ids: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
+    """Erase nodes of project ``root`` for good (``rgraph forget --purge``): their rows go with
+    everything that hangs off them (contributions, edges, vectors, drafts), and
+    ``forgotten_nodes`` keeps only the id and the time (no label, nothing to put back), so a
+    reconcile of an old sidecar does not bring them back either. Nodes forgotten earlier
+    lose their saved label and rows the same way. Returns ``(id, label)`` of the rows erased
+    and the ids whose forgotten record was cleared. Commits; rewrites the snapshot."""
+    if not ids:
+        return [], []
+    now = settings.clock.now()
+    with conn.transaction():
+        conn.execute(f"SELECT pg_advisory_xact_lock({upsert.PROJECT_LOCK})", (root,))
+        row = conn.execute("SELECT id FROM projects WHERE root = %s", (root,)).fetchone()
+        if row is None:
+            return [], []
+        pid = int(row[0])
+        cleared = [str(nid) for (nid,) in conn.execute(
+            "UPDATE forgotten_nodes SET label = NULL, saved = NULL WHERE project_id = %s AND node_id = ANY(%s) "
+            "AND (label IS NOT NULL OR saved IS NOT NULL) RETURNING node_id", (pid, ids)
+        ).fetchall()]
+        gone = conn.execute("DELETE FROM nodes WHERE project_id = %s AND id = ANY(%s) RETURNING id, label", (pid, ids)).fetchall()
+        for nid, _label in gone:
+            conn.execute(
+                "INSERT INTO forgotten_nodes (project_id, node_id, label, forgotten_at, saved) VALUES (%s, %s, NULL, %s, NULL) "
+                "ON CONFLICT (project_id, node_id) DO UPDATE SET label = NULL, saved = NULL, forgotten_at = EXCLUDED.forgotten_at",
+                (pid, nid, now),
+            )
+    if gone or cleared:
+        resume.refresh_snapshot(conn, settings, root)
+    return [(str(nid), str(label)) for nid, label in gone], cleared
+
+
 def forgotten(conn: Any, pid: int) -> dict[str, datetime]:
     """The project's forgotten node ids and when each was forgotten."""
     return {str(nid): at for nid, at in conn.execute("SELECT node_id, forgotten_at FROM forgotten_nodes WHERE project_id = %s", (pid,))}
@@ -135,7 +167,7 @@ def unforget_nodes(conn: Any, root: str, ids: list[str]) -> list[str]:
         conn.execute(f"SELECT pg_advisory_xact_lock({upsert.PROJECT_LOCK})", (root,))  # not during a reconcile
         back = conn.execute(
             "DELETE FROM forgotten_nodes f USING projects p WHERE p.id = f.project_id AND p.root = %s AND f.node_id = ANY(%s) "
-            "RETURNING f.project_id, f.node_id, f.forgotten_at, f.saved",
+            "AND f.label IS NOT NULL RETURNING f.project_id, f.node_id, f.forgotten_at, f.saved",  # (purged: for good)
             (root, ids),
         ).fetchall()
         again: list[str] = []  # back by new work meanwhile: folded with the saved contributions
@@ -153,9 +185,10 @@ def unforget_nodes(conn: Any, root: str, ids: list[str]) -> list[str]:
 
 
 def forgotten_list(conn: Any, root: str) -> list[tuple[str, str, datetime]]:
-    """Project ``root``'s forgotten nodes: ``(id, label, when)``, newest first."""
+    """Project ``root``'s forgotten nodes: ``(id, label, when)``, newest first (a purged
+    node's label is empty: only its id and time are kept)."""
     return [
-        (str(nid), str(label), at)
+        (str(nid), str(label or ""), at)
         for nid, label, at in conn.execute(
             "SELECT f.node_id, f.label, f.forgotten_at FROM forgotten_nodes f JOIN projects p ON p.id = f.project_id "
             "WHERE p.root = %s ORDER BY f.forgotten_at DESC, f.node_id",

@@ -403,3 +403,50 @@ def test_an_undo_interrupted_between_the_session_and_the_warm_graph_finishes_on_
     assert code == 0, out
     assert f"Let back into the warm graph of {project}: {PG}" in out
     assert PG in warm_document(settings, project)["nodes"] and PG in SidecarStore(settings).load(sid)["nodes"]
+
+
+# -- forget --purge erases the text everywhere (issue 36, case 10) ------------------------------
+ADDRESS = "Home address: 12 Elm Street, Springfield"
+
+
+@pytest.mark.db
+def test_purge_erases_the_text_from_journal_graph_state_and_warm_graph_and_cannot_be_undone(
+    home: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROLLING_GRAPH_WARM", "on")
+    monkeypatch.setenv("ROLLING_GRAPH_DSN", dsn)
+    project = str(home.parent / "private")
+    settings = ws.settings_for(home, dsn)
+    sid = storage_session(settings, sid="private", project=project)
+    store = SidecarStore(settings)
+    address = make_node(ADDRESS, "personal", node_id="home-address", now=T0)
+    commit(store, sid, [add_node_op(dict(address))], kind="patch", backend="offline", rationale=f"The user said: {ADDRESS}",
+           at="2026-11-25T21:15:00Z")
+    with store.transaction(sid, graph=False) as doc:  # an event still queued for the probe holds it too
+        doc["gate"]["pending"].append({"id": "e99", "event": "UserPromptSubmit", "at": "2026-11-25T21:16:00Z",
+                                        "text": f"remember {ADDRESS}", "reasons": ["entity"]})
+    ws.reconcile(settings, store.load(sid))
+    assert run("forget", ADDRESS, "--session", sid, "--yes")[0] == 0  # a plain forget first: kept, undoable
+    assert ADDRESS in (home / "sessions" / f"{sid}.journal.jsonl").read_text()
+
+    code, out = run("forget", "--purge", "home-address", "--session", sid, "--yes")
+
+    assert code == 0, out
+    assert f"Erased from session {sid}: {ADDRESS} (home-address)" in out and "journal entries (rewritten)" in out
+    assert f"Erased from the warm graph of {project}" in out and "cannot be undone" in out
+    for path in home.rglob("*"):  # journal, graph, state, caches, index, snapshot: nowhere on disk
+        if path.is_file():
+            assert b"12 Elm Street" not in path.read_bytes(), path
+    assert ws.rows(settings, "SELECT count(*) FROM nodes WHERE label LIKE '%%Elm Street%%'") == [(0,)]
+    assert ws.rows(settings, "SELECT label, saved FROM forgotten_nodes WHERE node_id = 'home-address'") == [(None, None)]
+    listed = run("forget", "--list", "--session", sid)[1]
+    assert "home-address" in listed and "Elm Street" not in listed
+    code, out = run("why", "home-address", "--session", sid)
+    assert code == 0 and "Elm Street" not in out
+    code, out = run("forget", "--undo", "home-address", "--session", sid)
+    assert code == 1 and "Elm Street" not in out
+    (home / "sessions" / f"{sid}.graph.json").unlink()  # the rewritten journal rebuilds the same graph
+    (home / "sessions" / f"{sid}.graph.cache").unlink(missing_ok=True)
+    rebuilt = store.load(sid)
+    assert "home-address" not in rebuilt["nodes"] and PG in rebuilt["nodes"]
+    assert "Elm Street" not in str(store.load_state(sid)["gate"])
