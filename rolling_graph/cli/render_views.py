@@ -186,8 +186,23 @@ def provenance(journal: list[JournalEntry], node_id: str) -> list[dict[str, Any]
 # --- text (rich) ----------------------------------------------------------------------
 
 
+#: Characters of a tool output's line shown as a label (the injected block's bound).
+OUTPUT_LABEL_CHARS = 120
+#: Node kinds whose label is a line of a tool's output: untrusted text that may read like an
+#: instruction (``/graph show`` lands in the conversation), so it is fenced and cut.
+OUTPUT_KINDS = frozenset({"error"})
+
+
 def node_label(node: Mapping[str, Any], nid: str) -> str:
     return clean(node.get("label") or nid)
+
+
+def shown_label(node: Mapping[str, Any], nid: str) -> str:
+    """A label for the terminal and ``/graph`` views: a tool output's line fenced in
+    backticks and cut, as the injected block bounds it; any other label as it is."""
+    if node.get("kind") in OUTPUT_KINDS and node.get("label"):
+        return "`" + clean(node.get("label"), OUTPUT_LABEL_CHARS).replace("`", "'") + "`"
+    return node_label(node, nid)
 
 
 def _node_line(nid: str, node: Mapping[str, Any], focus: set[str], old: dict[str, list[str]]) -> Text:
@@ -195,7 +210,7 @@ def _node_line(nid: str, node: Mapping[str, Any], focus: set[str], old: dict[str
     line.append(weight_bar(weight_of(node)), style=DOMAIN_STYLES.get(str(node.get("domain")), "white"))
     line.append(f" {weight_of(node):.2f}  ")
     line.append("★ " if nid in focus else "  ", style="bold yellow")
-    line.append(node_label(node, nid), style="bold" if nid in focus else "")
+    line.append(shown_label(node, nid), style="bold" if nid in focus else "")
     line.append(f"  [{clean(node.get('kind') or 'concept', 20)}] ", style="dim")
     line.append(nid, style="dim cyan")
     if node.get("anchor"):
@@ -275,7 +290,7 @@ def render_branch(doc: GraphDoc, node_id: str) -> RenderableType:
         shown = ", ".join(clean(v, 200) for v in value) if isinstance(value, list) else clean(value, 400)
         table.add_row(clean(key, 40), shown)
     old = superseded_by(edges_of(doc))
-    parts: list[RenderableType] = [Text(node_label(node, node_id), style="bold"), table]
+    parts: list[RenderableType] = [Text(shown_label(node, node_id), style="bold"), table]
     if node_id in old:
         parts.append(Text(f"superseded by {', '.join(old[node_id])}", style="red"))
     parts.append(Text(f"\nEdges ({len(data['edges'])})", style="bold"))
@@ -288,7 +303,7 @@ def render_branch(doc: GraphDoc, node_id: str) -> RenderableType:
 
 def render_provenance(doc: GraphDoc, node_id: str, rows: list[dict[str, Any]]) -> RenderableType:
     node: Mapping[str, Any] = nodes_of(doc).get(node_id) or {}
-    head = Text(f"Why {node_label(node, node_id)} ", style="bold")
+    head = Text(f"Why {shown_label(node, node_id)} ", style="bold")
     head.append(f"({node_id})", style="dim cyan")
     parts: list[RenderableType] = [head]
     facts = [
