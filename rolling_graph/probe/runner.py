@@ -293,6 +293,11 @@ def _apply(
         }
         if result.fallback_reason:
             base["fallback_reason"] = result.fallback_reason
+        failed_in, failed_out = int(result.extra.get("failed_tokens_in") or 0), int(result.extra.get("failed_tokens_out") or 0)
+        if failed_in or failed_out or result.extra.get("failed_backend"):  # what the failed call cost: stats shows it per probe
+            base["failed_backend"] = str(result.extra.get("failed_backend") or "model")
+            base["failed_model"] = result.extra.get("failed_model")
+            base["failed_tokens_in"], base["failed_tokens_out"] = failed_in, failed_out
         with store.journal_group(sid):  # the batch's entries land in one write, or none of them
             entry = _commit(store, settings, doc, batch, result, base, now)
             dropped = gate.pop("dropped", 0)

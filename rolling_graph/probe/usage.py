@@ -299,6 +299,9 @@ def apply_result(data: dict[str, Any], session_id: str, result: ProbeResult) -> 
         data["tokens_out"] = int(data.get("tokens_out", 0)) + t_out
         data["estimated_cost_usd"] = round(float(data.get("estimated_cost_usd", 0.0)) + (cost or 0.0), 6)
         _bump(data.setdefault("by_backend", {}), backend, t_in, t_out, cost, counted)
+        if i:  # a model call that failed before the answer: counted where it was spent
+            row = data["by_backend"][backend]
+            row["failed_calls"] = int(row.get("failed_calls", 0) or 0) + 1
         if model:
             _bump(data.setdefault("by_model", {}), model, t_in, t_out, cost, counted)
         if session_id in sessions or len(sessions) < SESSIONS_PER_DAY_MAX:
