@@ -108,7 +108,7 @@ def corpus_section(seed: int | None, show_misses: bool) -> None:
 
 
 def real_section(corpus: Path) -> None:
-    paths = sorted(corpus.glob("*.jsonl"))
+    paths = sorted(corpus.rglob("*.jsonl"))  # every session, those in subfolders (entire-cli/) too
     if not paths:
         print(f"\nReal sessions: none in {corpus} (skipped)")
         return

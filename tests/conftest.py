@@ -23,7 +23,7 @@ HOOK = str(Path(sys.executable).with_name("rgraph-hook"))
 
 #: Where this run's embedded servers live: pytest's base temp (added at start) and directories
 #: named with this process's pid (``/tmp/rgpg-<pid>-…``: short, for the server's socket).
-OUR_SERVER_ROOTS: list[str] = [f"/tmp/rgpg-{os.getpid()}-", f"/tmp/rgst-{os.getpid()}-", f"/tmp/rgidle-{os.getpid()}"]
+OUR_SERVER_ROOTS: list[str] = [f"/tmp/{prefix}-{os.getpid()}-" for prefix in ("rgpg", "rgst", "rgsv", "rgkill")] + [f"/tmp/rgidle-{os.getpid()}/"]
 
 
 def ours(data_dir: str) -> bool:

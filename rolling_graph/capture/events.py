@@ -97,16 +97,27 @@ def redact_fast(text: str) -> str:
 
 
 def _as_text(value: Any, limit: int) -> str:
+    """``value`` as text of about ``limit * 4`` characters at most. What is cut is scrubbed
+    first (:func:`rolling_graph.safety.cues.scrub`): a cut through a long token (a 1Password
+    service account token is ~900 characters) would leave a tail no rule recognises."""
     if value is None:
         return ""
-    if isinstance(value, str):
-        if len(value) > limit * 4:  # keep the end too: a test run's summary is its last line
-            return f"{value[: limit * 2]}\n[…]\n{value[-limit * 2 :]}"
-        return value
-    try:
-        return jsonio.dumps(value, default=str)[: limit * 4]
-    except (TypeError, ValueError):
-        return str(value)[: limit * 4]
+    if not isinstance(value, str):
+        try:
+            dumped = str(jsonio.dumps(value, default=str))
+        except (TypeError, ValueError):
+            dumped = str(value)
+        return _scrub(dumped)[: limit * 4] if len(dumped) > limit * 4 else dumped
+    if len(value) > limit * 4:  # keep the end too: a test run's summary is its last line
+        value = _scrub(value)
+        return f"{value[: limit * 2]}\n[…]\n{value[-limit * 2 :]}"
+    return value
+
+
+def _scrub(text: str) -> str:
+    from rolling_graph.safety.cues import scrub
+
+    return scrub(text)
 
 
 def _tool_text(tool: str, tool_input: Any, response: Any) -> tuple[str, bool]:

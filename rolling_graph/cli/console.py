@@ -9,6 +9,7 @@ raise); :class:`Group`, the root command group of ``rgraph``, turns it into one 
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -75,6 +76,8 @@ def report(exc: BaseException) -> int:
     logged = _log(sys.argv[1:])
     if isinstance(exc, RollingGraphError):
         message = " ".join(str(exc).split()) or type(exc).__name__
+    elif isinstance(exc, OSError):
+        message = os_error_line(exc)
     else:
         first = " ".join(str(exc).split())[:300]
         where = f"; details in {logged}" if logged else ""
@@ -83,6 +86,32 @@ def report(exc: BaseException) -> int:
     sys.stderr.write(f"rgraph: {message}\n")
     sys.stderr.flush()
     return 1
+
+
+_NO_WRITE = {errno.EACCES, errno.EPERM, errno.EROFS}
+_UNREACHABLE = {errno.ECONNREFUSED, errno.ECONNRESET, errno.EHOSTUNREACH, errno.ENETUNREACH, errno.ETIMEDOUT}
+
+
+def os_error_line(exc: OSError) -> str:
+    """One line with the cause and the fix for an error of the machine (a file the state
+    directory cannot hold, a service that does not answer), never "internal error"."""
+    first = " ".join((exc.strerror or str(exc) or type(exc).__name__).split())[:200]
+    path = exc.filename
+    home = default_home()
+    if isinstance(exc, ConnectionError) or exc.errno in _UNREACHABLE:
+        return (f"a service did not answer ({' '.join(str(exc).split())[:200] or first}): if it is Ollama, start it "
+                "(`ollama serve`) or choose another backend (ROLLING_GRAPH_PROBE, config.toml); `rgraph doctor` checks each one")
+    if path is None:
+        return f"{first}; `rgraph doctor` checks the installation"
+    if exc.errno in _NO_WRITE:
+        return (f"cannot write {path}: {first}; make the state directory {home} writable, "
+                "or set ROLLING_GRAPH_HOME to a directory you can write")
+    if exc.errno == errno.ENOSPC:
+        return f"no space left to write {path}; free some space on that disk, or set ROLLING_GRAPH_HOME to another disk"
+    if exc.errno in (errno.ENOTDIR, errno.ENOENT, errno.EEXIST):
+        return (f"{first}: {path}; the state directory {home} (ROLLING_GRAPH_HOME) must be a directory you can write "
+                "(`rgraph doctor` checks it)")
+    return f"{first}: {path}; `rgraph doctor` checks the state directory {home}"
 
 
 class Group(TyperGroup):

@@ -21,10 +21,10 @@ from rich.console import Console
 from rich.markup import escape
 
 from rolling_graph.cli.console import console, fail
-from rolling_graph.cli.render_views import exact_node, suggestions
+from rolling_graph.cli.render_views import suggestions
 from rolling_graph.cli.sessions import InspectError, load_document, resolve_session, settings_or_error, store
 from rolling_graph.core.config import Settings
-from rolling_graph.store.forget import forget, forgotten_records, named_ids, unforget
+from rolling_graph.store.forget import AmbiguousName, forget, forgotten_records, name_matches, named_ids, unforget
 from rolling_graph.store.project import project_root
 
 if TYPE_CHECKING:
@@ -58,40 +58,162 @@ class _Target:
         self.places += [f"the warm graph of {self.root}"] if self.warm else []
 
 
+def _resolve(names: list[str], labels: dict[str, str], where: str, also: dict[str, str] | None = None) -> dict[str, str]:
+    """Name -> the one id it names among ``labels`` (names that name none are left out);
+    ``also`` (name -> id found elsewhere) counts as a match when ``labels`` has that id. A name
+    that matches two nodes is refused with the list: nothing is forgotten on a guess."""
+    found: dict[str, str] = {}
+    for name in names:
+        ids = name_matches(name, labels)
+        other = (also or {}).get(name)
+        if other is not None and other in labels and other not in ids:
+            ids.append(other)
+        if len(ids) > 1:
+            raise InspectError(f"in {where}, {AmbiguousName(name, {nid: labels[nid] for nid in ids})}; nothing was forgotten")
+        if ids:
+            found[name] = ids[0]
+    return found
+
+
 def do_forget(
     settings: Settings, session: str | None, names: list[str], *, project: str | None = None,
     hot_only: bool = False, yes: bool = False, out: Console | None = None,
 ) -> None:
     out = out or console()
     t = _Target(settings, session, project, hot_only)
-    found: dict[str, str] = {}  # hot node id -> label; never a fragment: forgetting is for good
-    hot_names: set[str] = set()
-    for name in names:
-        nid = exact_node(t.doc, name) if t.doc is not None else None
-        if t.doc is not None and nid is not None:
-            found[nid] = t.doc["nodes"][nid]["label"]
-            hot_names.add(name)
-    if not found and not t.warm:
+    hot_labels = {nid: str(n.get("label") or "") for nid, n in t.doc["nodes"].items()} if t.doc is not None else {}
+    hot_by_name = _resolve(names, hot_labels, f"session {t.sid}")
+    found = {nid: hot_labels[nid] for nid in hot_by_name.values()}  # hot node id -> label
+    warm_labels: dict[str, str] | None = None  # None: the warm graph could not be read
+    warm_found: dict[str, str] = {}
+    unreachable = ""
+    if t.warm:
+        warm_labels, unreachable = _warm_labels(settings, t.root, [*names, *found])
+        if warm_labels is not None:
+            warm_by_name = _resolve(names, warm_labels, f"the warm graph of {t.root}", also=hot_by_name)
+            warm_found = {nid: warm_labels[nid] for nid in warm_by_name.values()}
+    if not found and not warm_found and (warm_labels is not None or not t.warm):
         raise _not_found(names, t.places, t.doc)
     if not yes:
         if not interactive():
             raise InspectError("rgraph forget removes nodes from memory: add --yes to confirm (--undo puts them back)")
-        what = ", ".join(f"{label} ({nid})" for nid, label in found.items()) if found else ", ".join(names)
-        if not typer.confirm(f"Forget {what} from {' and '.join(t.places)}?", default=False):
+        what = ", ".join(f"{label} ({nid})" for nid, label in found.items())
+        if warm_found and t.sid:
+            what = "; ".join(filter(None, [what and f"{what} from session {t.sid}",
+                                           "{} from the warm graph of {}".format(", ".join(f"{label} ({nid})" for nid, label in warm_found.items()), t.root)]))
+        elif warm_found:
+            what = ", ".join(f"{label} ({nid})" for nid, label in warm_found.items()) + f" from the warm graph of {t.root}"
+        else:
+            what = f"{what or ', '.join(names)} from {' and '.join(t.places)}"
+        if not typer.confirm(f"Forget {what}?", default=False):
             out.print("Nothing forgotten.")
             return
     hot_gone = forget(store(settings), t.sid, list(found), rationale=RATIONALE) if found and t.sid else []
     if hot_gone:
         out.print(f"Forgot in session {t.sid}: {escape(', '.join(f'{found[n]} ({n})' for n in hot_gone))} "
                   "(journaled: `rgraph why ID` tells it, `rgraph forget --undo ID` puts it back).")
-    warm_gone = _forget_warm(settings, t.root, [*found, *names], out) if t.warm else []
+    if unreachable:
+        raise InspectError(f"{UNCHANGED.format(root=t.root)}: {unreachable}; run this again once it can be reached")
+    warm_gone = _forget_warm(settings, t.root, list(warm_found), out) if t.warm else []
     if not hot_gone and not warm_gone:
         raise _not_found(names, t.places, t.doc)
     if t.warm and not warm_gone:
         out.print(f"[dim]The warm graph of {escape(t.root)} held none of them.[/]")
-    left = [n for n in names if n not in hot_names and not any(n == nid or n.lower() == label.lower() for nid, label in warm_gone)]
+    left = [n for n in names if n not in hot_by_name and not name_matches(n, dict(warm_gone))]
     if left:
-        out.print(f"[yellow]Not found (or a label more than one node has: give the id): {escape(', '.join(left))}[/]")
+        out.print(f"[yellow]Not found: {escape(', '.join(left))}[/]")
+
+
+def _warm_labels(settings: Settings, root: str, names: list[str]) -> tuple[dict[str, str] | None, str]:
+    """The warm graph's nodes ``names`` could name (id -> label), or None and why it cannot be
+    reached (the session's part goes ahead, and the warm part says to run it again)."""
+    from rolling_graph.warm import db
+    from rolling_graph.warm.forget import node_labels
+
+    try:
+        with db.connect(settings) as conn:
+            return node_labels(conn, root, names), ""
+    except db.DatabaseUnavailable as exc:
+        return None, str(exc)
+
+
+def do_purge(
+    settings: Settings, session: str | None, names: list[str], *, project: str | None = None,
+    hot_only: bool = False, yes: bool = False, out: Console | None = None,
+) -> None:
+    """``rgraph forget --purge``: erase the named nodes' text everywhere it was stored, for
+    good: the session's journal (rewritten under its lock), graph and queued events, and the
+    warm graph's rows; the forgotten lists keep only the id and time. Nodes already forgotten
+    can be purged too. Says what it erased; cannot be undone."""
+    out = out or console()
+    t = _Target(settings, session, project, hot_only)
+    hot_labels: dict[str, str] = {}
+    if t.sid is not None and t.doc is not None:
+        nodes, _ = forgotten_records(store(settings).read_journal(t.sid))
+        hot_labels = {nid: str(node.get("label") or "") for nid, (node, _at) in nodes.items()}
+        hot_labels.update({nid: str(n.get("label") or "") for nid, n in t.doc["nodes"].items()})
+    hot_by_name = _resolve(names, hot_labels, f"session {t.sid}")
+    warm_found: dict[str, str] = {}
+    if t.warm:
+        from rolling_graph.warm.forget import forgotten_list, node_labels
+
+        with _warm(settings, UNCHANGED.format(root=t.root)) as conn:
+            warm_labels = {nid: label for nid, label, _ in forgotten_list(conn, t.root)}
+            warm_labels.update(node_labels(conn, t.root, [*names, *hot_by_name.values()]))
+        warm_by_name = _resolve(names, warm_labels, f"the warm graph of {t.root}", also=hot_by_name)
+        warm_found = {nid: warm_labels[nid] for nid in warm_by_name.values()}
+    found = {nid: hot_labels[nid] for nid in hot_by_name.values()}
+    if not found and not warm_found:
+        raise _not_found(names, t.places, t.doc)
+    if not yes:
+        if not interactive():
+            raise InspectError("rgraph forget --purge erases for good: add --yes to confirm (it cannot be undone)")
+        what = ", ".join(f"{label or '[purged]'} ({nid})" for nid, label in {**warm_found, **found}.items())
+        if not typer.confirm(f"Erase {what} from {' and '.join(t.places)} for good? This cannot be undone.", default=False):
+            out.print("Nothing erased.")
+            return
+    if found and t.sid:
+        from rolling_graph.store.forget import purge
+
+        report = purge(store(settings), t.sid, list(found), rationale="purged by user (rgraph forget --purge)")
+        out.print(f"Erased from session {t.sid}: {escape(', '.join(f'{found[n]} ({n})' for n in report.ids))}; "
+                  f"its text is gone from the graph, the queued events and {report.entries} journal entries (rewritten).")
+    if warm_found:
+        from rolling_graph.warm.forget import purge_ids
+
+        with _warm(settings, UNCHANGED.format(root=t.root)) as conn:
+            gone, cleared = purge_ids(conn, settings, t.root, list(warm_found))
+        if gone or cleared:
+            out.print(f"Erased from the warm graph of {escape(t.root)}: "
+                      f"{escape(', '.join(f'{warm_found[n] or n} ({n})' for n in dict.fromkeys([*(g[0] for g in gone), *cleared])))}"
+                      " (its rows, contributions, edges and vectors); the forgotten list keeps only the id and time.")
+    others = _sessions_holding(settings, t.sid, [label for label in {**found, **warm_found}.values() if label])
+    if others:
+        out.print(f"[yellow]The text is also in sessions {escape(', '.join(others))}: "
+                  "`rgraph forget --purge NAME --session ID` erases it there.[/]")
+    out.print("This cannot be undone.")
+
+
+def _sessions_holding(settings: Settings, sid: str | None, texts: list[str], limit: int = 5) -> list[str]:
+    """Other sessions whose journal still holds one of ``texts`` (at most ``limit``)."""
+    import json
+
+    needles = [json.dumps(t, ensure_ascii=False)[1:-1].encode("utf-8") for t in texts]
+    needles += [json.dumps(t)[1:-1].encode("ascii") for t in texts]
+    found: list[str] = []
+    for path in sorted(settings.sessions_dir.glob("*.journal.jsonl")):
+        other = path.name.removesuffix(".journal.jsonl")
+        if other == sid:
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if any(n in data for n in needles):
+            found.append(other)
+            if len(found) >= limit:
+                break
+    return found
 
 
 def _forgotten_in_session(settings: Settings, t: _Target) -> dict[str, tuple[str, str]]:
@@ -130,7 +252,7 @@ def do_list(settings: Settings, session: str | None, *, project: str | None = No
 
         with _warm(settings, f"cannot read the warm graph of {t.root}", retry=False) as conn:
             rows = forgotten_list(conn, t.root)
-        listed = ", ".join(f"{escape(label)} ({nid}, {at:%Y-%m-%d %H:%M})" for nid, label, at in rows) or "none"
+        listed = ", ".join(f"{escape(label or '[purged]')} ({nid}, {at:%Y-%m-%d %H:%M})" for nid, label, at in rows) or "none"
         out.print(f"Forgotten in the warm graph of {escape(t.root)}: {listed}")
 
 
@@ -158,11 +280,11 @@ def interactive() -> bool:
     return sys.stdin.isatty()
 
 
-def _forget_warm(settings: Settings, root: str, names: list[str], out: Console) -> list[tuple[str, str]]:
-    from rolling_graph.warm.forget import forget_nodes
+def _forget_warm(settings: Settings, root: str, ids: list[str], out: Console) -> list[tuple[str, str]]:
+    from rolling_graph.warm.forget import forget_ids
 
     with _warm(settings, UNCHANGED.format(root=root)) as conn:
-        gone = forget_nodes(conn, settings, root, names)
+        gone = forget_ids(conn, settings, root, ids)
     if gone:
         out.print(f"Forgot in the warm graph of {escape(root)}: {escape(', '.join(f'{label} ({nid})' for nid, label, _ in gone))}; "
                   "its resume snapshot is rewritten.")
@@ -204,6 +326,8 @@ def register(app: typer.Typer) -> None:
         hot_only: Annotated[bool, typer.Option(
             "--hot-only", help="Only the session's hot graph: leave the project's warm graph as it is.")] = False,
         yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+        purge: Annotated[bool, typer.Option(
+            "--purge", help="Erase the text everywhere it was stored (journal rewritten, warm rows); cannot be undone.")] = False,
     ) -> None:
         """Remove nodes from the session's graph and the project's warm graph; --undo puts them back.
 
@@ -217,6 +341,10 @@ def register(app: typer.Typer) -> None:
                 do_list(settings_or_error(), session, project=where, hot_only=hot_only)
             elif not nodes:
                 raise InspectError("name the nodes to forget (ids or labels from `rgraph show`), or give --list")
+            elif purge:
+                if undo:
+                    raise InspectError("--purge cannot be undone: it takes no --undo")
+                do_purge(settings_or_error(), session, nodes, project=where, hot_only=hot_only, yes=yes)
             elif undo:
                 do_undo(settings_or_error(), session, nodes, project=where, hot_only=hot_only)
             else:

@@ -23,6 +23,7 @@ from rolling_graph.core.focus import superseded_by
 from rolling_graph.core.ids import pointer_parts, slugify
 from rolling_graph.core.model import DOMAINS, LABEL_MAX
 from rolling_graph.safety.sanitize import one_line
+from rolling_graph.store.forget import named_ids
 from rolling_graph.store.journal import op_touches
 
 if TYPE_CHECKING:
@@ -69,19 +70,17 @@ def focus_of(doc: GraphDoc) -> list[str]:
 
 
 def exact_node(doc: GraphDoc, name: str) -> str | None:
-    """A node id from what the user typed: the id, or the label (one node's, any case)."""
-    nodes = nodes_of(doc)
-    if name in nodes:
-        return name
-    slug = slugify(name)
-    if slug in nodes:
-        return slug
-    by_label = [nid for nid, n in nodes.items() if clean(n.get("label")).lower() == name.strip().lower()]
-    return by_label[0] if len(by_label) == 1 else None
+    """A node id from what the user typed: the id, or a label as typed
+    (:func:`rolling_graph.store.forget.name_matches`; never the typed name slugified). A name
+    that matches more than one node raises :class:`rolling_graph.store.forget.AmbiguousName`."""
+    labels = {nid: str(n.get("label") or "") for nid, n in nodes_of(doc).items()}
+    found = named_ids([name], labels)
+    return found[0] if found else None
 
 
 def resolve_node(doc: GraphDoc, name: str) -> str | None:
-    """A node id from what the user typed: :func:`exact_node`, or a unique id fragment."""
+    """A node id from what the user typed: :func:`exact_node`, or a unique id fragment
+    (``rgraph show`` only: it reads; ``why``, ``expand`` and ``forget`` take exact names)."""
     found = exact_node(doc, name)
     if found is not None:
         return found
@@ -187,8 +186,23 @@ def provenance(journal: list[JournalEntry], node_id: str) -> list[dict[str, Any]
 # --- text (rich) ----------------------------------------------------------------------
 
 
+#: Characters of a tool output's line shown as a label (the injected block's bound).
+OUTPUT_LABEL_CHARS = 120
+#: Node kinds whose label is a line of a tool's output: untrusted text that may read like an
+#: instruction (``/graph show`` lands in the conversation), so it is fenced and cut.
+OUTPUT_KINDS = frozenset({"error"})
+
+
 def node_label(node: Mapping[str, Any], nid: str) -> str:
     return clean(node.get("label") or nid)
+
+
+def shown_label(node: Mapping[str, Any], nid: str) -> str:
+    """A label for the terminal and ``/graph`` views: a tool output's line fenced in
+    backticks and cut, as the injected block bounds it; any other label as it is."""
+    if node.get("kind") in OUTPUT_KINDS and node.get("label"):
+        return "`" + clean(node.get("label"), OUTPUT_LABEL_CHARS).replace("`", "'") + "`"
+    return node_label(node, nid)
 
 
 def _node_line(nid: str, node: Mapping[str, Any], focus: set[str], old: dict[str, list[str]]) -> Text:
@@ -196,7 +210,7 @@ def _node_line(nid: str, node: Mapping[str, Any], focus: set[str], old: dict[str
     line.append(weight_bar(weight_of(node)), style=DOMAIN_STYLES.get(str(node.get("domain")), "white"))
     line.append(f" {weight_of(node):.2f}  ")
     line.append("★ " if nid in focus else "  ", style="bold yellow")
-    line.append(node_label(node, nid), style="bold" if nid in focus else "")
+    line.append(shown_label(node, nid), style="bold" if nid in focus else "")
     line.append(f"  [{clean(node.get('kind') or 'concept', 20)}] ", style="dim")
     line.append(nid, style="dim cyan")
     if node.get("anchor"):
@@ -276,7 +290,7 @@ def render_branch(doc: GraphDoc, node_id: str) -> RenderableType:
         shown = ", ".join(clean(v, 200) for v in value) if isinstance(value, list) else clean(value, 400)
         table.add_row(clean(key, 40), shown)
     old = superseded_by(edges_of(doc))
-    parts: list[RenderableType] = [Text(node_label(node, node_id), style="bold"), table]
+    parts: list[RenderableType] = [Text(shown_label(node, node_id), style="bold"), table]
     if node_id in old:
         parts.append(Text(f"superseded by {', '.join(old[node_id])}", style="red"))
     parts.append(Text(f"\nEdges ({len(data['edges'])})", style="bold"))
@@ -289,7 +303,7 @@ def render_branch(doc: GraphDoc, node_id: str) -> RenderableType:
 
 def render_provenance(doc: GraphDoc, node_id: str, rows: list[dict[str, Any]]) -> RenderableType:
     node: Mapping[str, Any] = nodes_of(doc).get(node_id) or {}
-    head = Text(f"Why {node_label(node, node_id)} ", style="bold")
+    head = Text(f"Why {shown_label(node, node_id)} ", style="bold")
     head.append(f"({node_id})", style="dim cyan")
     parts: list[RenderableType] = [head]
     facts = [

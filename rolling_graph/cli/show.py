@@ -24,7 +24,6 @@ from rolling_graph.cli.render_views import (
     render_branch,
     render_provenance,
     render_text,
-    resolve_node,
     select,
     subdocument,
     suggestions,
@@ -42,6 +41,7 @@ from rolling_graph.cli.stats import do_stats
 from rolling_graph.cli.view import do_view
 from rolling_graph.core.config import Settings
 from rolling_graph.core.normalize import normalize_graph
+from rolling_graph.store.forget import AmbiguousName
 from rolling_graph.store.project import project_root
 from rolling_graph.store.shape import damage_notes
 from rolling_graph.warm import snapshot
@@ -156,7 +156,7 @@ def _resolve_with_node(
 ) -> tuple[ResolvedSession, SessionDoc, str]:
     res = resolve_session(settings, session, fallback_when_missing=fallback_when_missing)
     doc = load_document(settings, res.session_id)
-    nid = resolve_node(doc, node)
+    nid = exact_node(doc, node)  # exact: an expansion may count as an activation
     if nid is None:
         raise unknown_node(doc, node)
     return res, doc, nid
@@ -175,9 +175,8 @@ def do_why(
     doc = load_document(settings, res.session_id)
     journal = load_journal(settings, res.session_id)
     nid = exact_node(doc, node)
-    if nid is None and any(e.get("kind") == "forget" and entry_touches(e, node.strip()) for e in journal):
-        nid = node.strip()  # a node the user forgot (rgraph forget): in the journal, not the graph
-    nid = nid or resolve_node(doc, node)
+    if nid is None and any(e.get("kind") == "forget" and entry_touches(e, node) for e in journal):
+        nid = node  # a node the user forgot (rgraph forget): in the journal, not the graph
     if nid is None:
         raise unknown_node(doc, node)
     out.print(f"[dim]{_origin(res)}[/]")
@@ -326,5 +325,5 @@ def register(app: typer.Typer) -> None:
         out = console()
         try:
             slash_dispatch(settings_or_error(), session, list(args or []), out, activate=activate)
-        except InspectError as exc:
+        except (InspectError, AmbiguousName) as exc:
             out.print(f"rgraph: {exc}", markup=False)

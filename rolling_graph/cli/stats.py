@@ -122,6 +122,7 @@ def session_stats(
         else:
             cross["↔".join(sorted((src, dst)))] += 1
     probes_by_backend: Counter[str] = Counter()
+    failed_calls: Counter[str] = Counter()
     tokens_by_backend: dict[str, dict[str, int]] = {}
     for entry in journal:
         if entry.get("kind") in ("patch", "rejected") and entry.get("backend"):
@@ -130,6 +131,12 @@ def session_stats(
             row = tokens_by_backend.setdefault(backend, {"tokens_in": 0, "tokens_out": 0})
             row["tokens_in"] += _int(entry.get("input_tokens", entry.get("tokens_in")))
             row["tokens_out"] += _int(entry.get("output_tokens", entry.get("tokens_out")))
+            if entry.get("failed_backend"):  # a model call failed first, and cost this much
+                failed = clean(entry.get("failed_backend"), 30)
+                failed_calls[failed] += 1
+                row = tokens_by_backend.setdefault(failed, {"tokens_in": 0, "tokens_out": 0})
+                row["tokens_in"] += _int(entry.get("failed_tokens_in"))
+                row["tokens_out"] += _int(entry.get("failed_tokens_out"))
     recorded = counters.get("probes_by_backend")
     if recorded:  # the runner's own count wins over the journal's
         probes_by_backend = Counter({clean(k, 30): _int(v.get("probes") if isinstance(v, dict) else v) for k, v in recorded.items()})
@@ -148,6 +155,7 @@ def session_stats(
         "gate_by_trigger": {clean(k, 40): _int(v) for k, v in sorted(gate_reasons.items())},
         "probes": _int(counters.get("probes")) or sum(probes_by_backend.values()),
         "probes_by_backend": dict(sorted(probes_by_backend.items())),
+        "failed_calls_by_backend": dict(sorted(failed_calls.items())),
         "tokens_by_backend": dict(sorted(tokens_by_backend.items())),
         "probe_tokens_in": _int(counters.get("probe_tokens_in")),
         "probe_tokens_out": _int(counters.get("probe_tokens_out")),
@@ -192,17 +200,25 @@ def probe_list(journal: list[JournalEntry]) -> list[dict[str, Any]]:
         if entry.get("kind") not in ("patch", "rejected") or entry.get("backend") in (None, "user", "warm"):
             continue
         t_in, t_out = _int(entry.get("input_tokens")), _int(entry.get("output_tokens"))
+        cost = usage.estimate_cost(entry.get("model"), t_in, t_out, entry.get("backend"))
+        backend = clean(entry.get("backend"), 30)
+        if entry.get("failed_backend"):  # the spend that happened: the failed call's, then the fallback's
+            f_in, f_out = _int(entry.get("failed_tokens_in")), _int(entry.get("failed_tokens_out"))
+            f_cost = usage.estimate_cost(entry.get("failed_model"), f_in, f_out, entry.get("failed_backend"))
+            t_in, t_out = t_in + f_in, t_out + f_out
+            cost = None if cost is None or f_cost is None else round(cost + f_cost, 6)
+            backend = f"{backend} (after {clean(entry.get('failed_backend'), 30)} failed)"
         rows.append({
             "seq": _int(entry.get("seq")),
             "at": entry.get("at"),
-            "backend": clean(entry.get("backend"), 30),
+            "backend": backend,
             "model": clean(entry.get("model") or "", 40) or None,
             "selected_because": clean(entry.get("selected_because") or "", 120) or None,
             "fired_on": [clean(r, 30) for r in entry.get("reasons", []) if isinstance(r, str)],
             "events": len(entry.get("event_ids") or []),
             "tokens_in": t_in,
             "tokens_out": t_out,
-            "cost_usd": usage.estimate_cost(entry.get("model"), t_in, t_out, entry.get("backend")),
+            "cost_usd": cost,
             "outcome": "rejected: " + clean(entry.get("error"), 100) if entry.get("kind") == "rejected" else f"{len(entry.get('ops') or [])} ops",
             "fallback": clean(entry.get("fallback_reason") or "", 120) or None,
         })
@@ -230,7 +246,7 @@ def _merge_counts(target: dict[str, int], source: dict[str, Any]) -> None:
 def overall_stats(sessions: list[dict[str, Any]], *, graduation: dict[str, Any] | None = None) -> dict[str, Any]:
     """Totals over sessions, with cumulative tokens injected per event."""
     total: dict[str, Any] = {key: sum(_int(s.get(key)) for s in sessions) for key in _SUMMED}
-    for key in ("gate_by_trigger", "probes_by_backend", "nodes_by_domain", "edges_by_domain", "cross_domain_pairs"):
+    for key in ("gate_by_trigger", "probes_by_backend", "failed_calls_by_backend", "nodes_by_domain", "edges_by_domain", "cross_domain_pairs"):
         merged: dict[str, int] = {}
         for s in sessions:
             _merge_counts(merged, s.get(key) or {})
@@ -263,7 +279,7 @@ def session_costs(settings: Settings) -> dict[str, float]:
 def estimated_cost(settings: Settings, stats: dict[str, Any], recorded: dict[str, float]) -> float | None:
     if stats["session_id"] in recorded:
         return recorded[stats["session_id"]]
-    model_backends = [b for b in stats["probes_by_backend"] if b not in ("offline", "ollama")]
+    model_backends = [b for b in [*stats["probes_by_backend"], *(stats.get("failed_calls_by_backend") or {})] if b not in ("offline", "ollama")]
     if not model_backends:
         return 0.0
     return usage.estimate_cost(
@@ -309,7 +325,9 @@ def render_stats(stats: dict[str, Any], title: str) -> Table:
         "events", f"{stats['events']} ({stats.get('prompts', 0)} prompts, {stats.get('tool_events', 0)} tool results)"
     )
     table.add_row("gate firings", f"{stats['gate_fired']} — by trigger: {_pairs(stats['gate_by_trigger'])}")
-    table.add_row("probes", f"{stats['probes']} — by backend: {_pairs(stats['probes_by_backend'])}")
+    failed = stats.get("failed_calls_by_backend") or {}
+    tried = f" · model calls that failed first (and were paid for): {_pairs(failed)}" if failed else ""
+    table.add_row("probes", f"{stats['probes']} — by backend: {_pairs(stats['probes_by_backend'])}{tried}")
     table.add_row(
         "probe tokens",
         f"{stats['probe_tokens_in']} in / {stats['probe_tokens_out']} out · est. cost {_cost(stats['estimated_cost_usd'])}",

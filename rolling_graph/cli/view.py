@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 import webbrowser
 from pathlib import Path
 from typing import Annotated
@@ -15,6 +13,7 @@ from rolling_graph.cli.console import console, fail
 from rolling_graph.cli.sessions import InspectError, load_document, load_journal, resolve_session, settings_or_error
 from rolling_graph.cli.view_html import DEFAULT_LIMIT, render_html
 from rolling_graph.core.config import Settings
+from rolling_graph.store.atomic import write_text_atomic
 
 
 def default_out(settings: Settings, sid: str) -> Path:
@@ -23,14 +22,7 @@ def default_out(settings: Settings, sid: str) -> Path:
 
 def write_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, text)
 
 
 def do_view(

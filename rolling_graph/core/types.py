@@ -229,10 +229,16 @@ class JournalEntry(TypedDict, total=False):
     selected_because: str
     input_tokens: int
     output_tokens: int
+    #: A model call that failed before this answer (offline) was made: what it cost.
+    failed_backend: str
+    failed_model: str | None
+    failed_tokens_in: int
+    failed_tokens_out: int
     fallback_reason: str
     touched: list[str]
     error: str  # why a proposal was rejected
     removed: ForgetRecord  # forget: what its ops removed, as it was (data, never applied)
+    purged: bool  # forget --purge: the text was erased everywhere; nothing kept to put back
 
 
 # -- the hook index -------------------------------------------------------------------------

@@ -7,11 +7,13 @@ One call per batch: temperature 0 where the API version still accepts it (see
 :func:`sampling_kwargs`), the versioned system prompt, the bounded user
 message from :mod:`rolling_graph.probe.prompting`, and one tool whose input schema is
 ``{rationale, patch}`` with ``tool_choice`` forcing it, so the answer arrives as JSON.
-Rate limits (429), server errors (5xx), overload (529), timeouts and dropped connections
-are retried with a short exponential backoff (our loop, the SDK's own retries are off,
+Rate limits (429), server errors (5xx), overload (529) and connections that fail are
+retried with a short exponential backoff (our loop, the SDK's own retries are off,
 so tests can inject the sleep); anything else, or running out of attempts, raises
 :class:`ProbeFailed`. So does a body cut short or nested too deeply (see
-:meth:`~rolling_graph.probe.base.ModelProbe.run`), charged the call's maximum cost.
+:meth:`~rolling_graph.probe.base.ModelProbe.run`), charged the call's maximum cost, and a
+timeout: the request may be billed although no answer came, so it is charged the call's
+maximum and not retried.
 """
 
 from __future__ import annotations
@@ -128,8 +130,15 @@ class AnthropicProbe(ModelProbe):
             retry_after: float | None = None
             try:
                 return client.messages.create(**kwargs, timeout=self.settings.probe.timeout_s)
-            except anthropic.APITimeoutError:
-                last = f"timed out after {self.settings.probe.timeout_s:g} s"
+            except anthropic.APITimeoutError as exc:
+                # The request was sent and may be billed in full even though no answer came:
+                # charged the call's maximum (as the claude backend does), and not sent again
+                # (each retry could be billed as well; the day's reservation covers one call).
+                tokens_in, tokens_out = self._unread_charge
+                raise ProbeFailed(
+                    f"timed out after {self.settings.probe.timeout_s:g} s (charged its maximum, not retried)",
+                    input_tokens=tokens_in, output_tokens=tokens_out, model=self.model, backend=self.name,
+                ) from exc
             except anthropic.APIConnectionError as exc:
                 last = f"connection failed ({type(exc.__cause__ or exc).__name__})"
             except anthropic.APIStatusError as exc:

@@ -39,7 +39,7 @@ from rolling_graph.core.config import ConfigError, Settings, load_settings
 from rolling_graph.core.detach import lower_priority
 from rolling_graph.core.patch import PatchRejected, validate_ops
 from rolling_graph.probe import usage
-from rolling_graph.probe.base import ProbeBackend, ProbeResult, describe_unexpected
+from rolling_graph.probe.base import ModelProbe, ProbeBackend, ProbeResult, describe_unexpected
 from rolling_graph.probe.errors import ProbeFailed
 from rolling_graph.probe.offline import OfflineProbe
 from rolling_graph.probe.select import choose_backend, is_cap_reason
@@ -77,33 +77,41 @@ def _offline_instead(batch: list[PendingEvent], doc: SessionDoc, reason: str) ->
 
 
 def _propose(
-    settings: Settings, batch: list[PendingEvent], doc: SessionDoc, offline_because: str | None = None
-) -> tuple[ProbeResult, str]:
+    settings: Settings, sid: str, batch: list[PendingEvent], doc: SessionDoc, offline_because: str | None = None
+) -> tuple[ProbeResult, str, str | None]:
+    """The batch's answer, why that backend, and the reservation its model call holds on the
+    day's allowance (settled by :func:`_record_usage`; a kill leaves it counted)."""
     if offline_because:
-        return _offline_instead(batch, doc, offline_because), offline_because
+        return _offline_instead(batch, doc, offline_because), offline_because, None
 
     try:
         backend, why = _choose(settings, doc, batch)
     except Exception as exc:  # choosing must not cost the batch either
         why = f"no backend ({describe_unexpected(exc)})"
-        return _offline_instead(batch, doc, why), why
+        return _offline_instead(batch, doc, why), why, None
     if backend.name == "offline":
-        return backend.run(batch, doc), why
+        return backend.run(batch, doc), why, None
+    reservation: str | None = None
+    if isinstance(backend, ModelProbe):  # paid for before it is made: concurrent sessions cannot overshoot the cap
+        try:
+            reservation = usage.reserve(settings, sid, backend.name, backend.model, backend.max_call_tokens(batch, doc))
+        except usage.CapReached as exc:
+            return _offline_instead(batch, doc, str(exc)), str(exc), None
     try:
-        return backend.run(batch, doc), why
+        return backend.run(batch, doc), why, reservation
     except ProbeFailed as exc:
         result = _offline_instead(batch, doc, f"{backend.name}: {exc.reason}")
-        return usage.charge_failure(result, exc), why  # a failed call still cost tokens
+        return usage.charge_failure(result, exc), why, reservation  # a failed call still cost tokens
     except Exception as exc:  # a backend outside ModelProbe's error model: same outcome
-        return _offline_instead(batch, doc, f"{backend.name}: {describe_unexpected(exc)}"), why
+        return _offline_instead(batch, doc, f"{backend.name}: {describe_unexpected(exc)}"), why, reservation
 
 
-def _record_usage(settings: Settings, sid: str, result: ProbeResult) -> None:
+def _record_usage(settings: Settings, sid: str, result: ProbeResult, reservation: str | None = None) -> None:
     spent = result.input_tokens or result.output_tokens or result.extra.get("failed_tokens_in") or result.extra.get("failed_tokens_out")
-    if not spent:
+    if not spent and reservation is None:
         return
 
-    usage.record(settings, sid, result)
+    usage.record(settings, sid, result, reservation=reservation)
 
 
 def _unapplied(store: SidecarStore, sid: str, stale: list[PendingEvent], since: object) -> list[PendingEvent]:
@@ -115,12 +123,23 @@ def _unapplied(store: SidecarStore, sid: str, stale: list[PendingEvent], since: 
     return [e for e in stale if e["id"] not in done]
 
 
-def _take_batch(store: SidecarStore, sid: str) -> Batch:
+def _take_batch(store: SidecarStore, sid: str, killed_tokens: int = 0) -> Batch:
     with store.transaction(sid, graph=False) as doc:
         gate = doc["gate"]
         stale, pending = list(gate.get("inflight", [])), list(gate.get("pending", []))
         if stale:
             stale = gate["inflight"] = _unapplied(store, sid, stale, gate.get("inflight_from"))
+        if killed_tokens:  # (their tokens, charged: see usage.claim_killed)
+            doc["counters"]["probe_tokens_in"] = int(doc["counters"].get("probe_tokens_in", 0) or 0) + killed_tokens
+        if stale and killed_tokens:
+            # The last probe died during its model call: that call may have been billed in
+            # full, and is counted so. Its batch is not sent again: answered offline.
+            dead = Batch(stale)
+            dead.offline_because = (
+                f"the last probe was killed during its model call ({killed_tokens:,} reserved tokens counted): "
+                f"its {len(stale)} events answered offline, not sent again"
+            )
+            return dead
         if stale and len(stale) + len(pending) > INFLIGHT_MAX:
             # A probe died holding ``stale`` and more arrived since: answer the dead probe's
             # batch offline now (bounded work, nothing dropped); ``pending`` is the next round's.
@@ -252,7 +271,8 @@ def _refold(
 
 
 def _apply(
-    store: SidecarStore, settings: Settings, sid: str, batch: list[PendingEvent], result: ProbeResult, why: str
+    store: SidecarStore, settings: Settings, sid: str, batch: list[PendingEvent], result: ProbeResult, why: str,
+    reservation: str | None = None,
 ) -> JournalEntry:
     with store.transaction(sid) as doc:
         now = settings.clock.now()
@@ -273,6 +293,11 @@ def _apply(
         }
         if result.fallback_reason:
             base["fallback_reason"] = result.fallback_reason
+        failed_in, failed_out = int(result.extra.get("failed_tokens_in") or 0), int(result.extra.get("failed_tokens_out") or 0)
+        if failed_in or failed_out or result.extra.get("failed_backend"):  # what the failed call cost: stats shows it per probe
+            base["failed_backend"] = str(result.extra.get("failed_backend") or "model")
+            base["failed_model"] = result.extra.get("failed_model")
+            base["failed_tokens_in"], base["failed_tokens_out"] = failed_in, failed_out
         with store.journal_group(sid):  # the batch's entries land in one write, or none of them
             entry = _commit(store, settings, doc, batch, result, base, now)
             dropped = gate.pop("dropped", 0)
@@ -292,7 +317,7 @@ def _apply(
 
         if is_cap_reason(why) and not counters.get("cap_notice_given"):
             counters["cap_notice_pending"] = f"Rolling Graph: {why}; probes fall back to the offline extractor."
-    _record_usage(settings, sid, result)
+    _record_usage(settings, sid, result, reservation)
     return entry
 
 
@@ -306,16 +331,18 @@ def run_probe(settings: Settings, sid: str) -> int:
                 return rounds  # another probe runs and will pick our batch up
             if not rounds:
                 store.clean_temp(sid)  # what killed writers of this session left behind
+            killed = usage.claim_killed(settings, sid) if not rounds else 0
             while rounds < settings.probe.max_rounds:
-                taken = _take_batch(store, sid)
+                taken = _take_batch(store, sid, killed)
+                killed = 0
                 if not taken:
                     break
                 doc = store.load(sid)
                 # The assistant's text since the last probe joins the batch (from the transcript);
                 # all of it is redacted before any model sees it and before the journal.
                 batch = redact_batch(with_assistant_text(store, sid, list(taken)))
-                result, why = _propose(settings, batch, doc, taken.offline_because)
-                _apply(store, settings, sid, batch, result, why)
+                result, why, reservation = _propose(settings, sid, batch, doc, taken.offline_because)
+                _apply(store, settings, sid, batch, result, why, reservation)
                 rounds += 1
         # Lock released: anything that arrived meanwhile and found the lock held is ours.
         state = store.load_state(sid)

@@ -234,4 +234,30 @@ def probe_doctor(
             f"{day.get('probes', 0)} probes, {tokens:,} of {cap:,} tokens, ~${float(day.get('estimated_cost_usd', 0.0)):.4f} (estimate)",
         )
     )
+    ran = _what_ran(day)
+    if ran is not None:
+        rows.append(ran)
     return rows
+
+
+def _what_ran(day: Mapping[str, Any]) -> tuple[str, bool, str] | None:
+    """What the probes actually did today, per backend (from the usage file): the hooks
+    choose their backend in their own environment (Claude Code passes its variables, a
+    terminal may not have them), so the backend above can differ from the one that ran."""
+    by = day.get("by_backend") or {}
+    parts: list[str] = []
+    failures = 0
+    for name, row in sorted(by.items()):
+        if not isinstance(row, dict):
+            continue
+        answered, failed = int(row.get("probes", 0) or 0), int(row.get("failed_calls", 0) or 0)
+        tokens = int(row.get("tokens_in", 0) or 0) + int(row.get("tokens_out", 0) or 0)
+        failures += failed
+        part = f"{name}: {answered} answered" + (f", {failed} failed and fell back" if failed else "")
+        if tokens:
+            part += f", {tokens:,} tokens ~${float(row.get('estimated_cost_usd', 0.0) or 0.0):.4f}"
+        parts.append(part)
+    if not parts:
+        return None
+    hint = "; `rgraph stats` lists each probe and why it fell back" if failures else ""
+    return ("probes that ran today", failures == 0, "; ".join(parts) + hint)

@@ -7,6 +7,14 @@ Per day: ``$ROLLING_GRAPH_HOME/usage/<YYYY-MM-DD>.json`` (UTC day), updated by
 :func:`record` under an ``fcntl`` lock with an atomic rename, because several probe
 processes (one per session) may finish at once.
 
+The daily cap holds across concurrent sessions because a model call is paid for before it
+is made: :func:`reserve` takes the call's maximum cost (estimated tokens) out of the day's
+allowance under the same lock, or refuses when it would cross the cap; :func:`record`
+settles the reservation with what the call actually cost. Until settled, a reservation
+counts as spent. One whose process died (a killed probe) stays spent: the next
+:func:`reserve` or :func:`claim_killed` charges it to the day, its backend and its session
+(``killed``), and the session's next probe adds it to the session's own counters.
+
 Costs are **estimates**: tokens reported by the provider times the list prices in
 :data:`PRICES_PER_MTOK` as of late 2026. They ignore discounts, batch pricing and cache
 pricing, and a model missing from the table is shown with no cost rather than a guess.
@@ -20,15 +28,15 @@ import contextlib
 import fcntl
 import json
 import os
-import tempfile
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rolling_graph.core.clock import iso, utcnow
+from rolling_graph.core.clock import iso, parse_iso, utcnow
 from rolling_graph.core.config import Settings
 from rolling_graph.probe.base import ProbeResult
+from rolling_graph.store.atomic import write_text_atomic
 
 if TYPE_CHECKING:
     from rolling_graph.core.types import Counters, SessionDoc
@@ -98,8 +106,112 @@ def read_day(settings: Settings, day: str | None = None) -> dict[str, Any]:
 
 
 def daily_tokens(settings: Settings, day: str | None = None) -> int:
-    data = read_day(settings, day)
-    return int(data.get("tokens_in", 0) or 0) + int(data.get("tokens_out", 0) or 0)
+    """Tokens spent today, the calls in progress (their reservations) included."""
+    return _day_total(read_day(settings, day))
+
+
+def _day_total(data: dict[str, Any]) -> int:
+    held = sum(int(r.get("tokens", 0) or 0) for r in (data.get("reservations") or {}).values() if isinstance(r, dict))
+    return int(data.get("tokens_in", 0) or 0) + int(data.get("tokens_out", 0) or 0) + held
+
+
+#: A reservation older than this is settled as spent even if its pid runs (reused by now):
+#: no call lives this long (the backends' timeouts are far shorter).
+RESERVATION_STALE_S = 3600.0
+#: Most sessions whose killed calls wait for the session's next probe (bounded file).
+KILLED_SESSIONS_MAX = 200
+
+
+class CapReached(Exception):
+    """:func:`reserve` refused: the call's maximum cost would cross the daily cap."""
+
+
+def reserve(settings: Settings, session_id: str, backend: str, model: str | None, tokens: int, *, now: datetime | None = None) -> str:
+    """Take ``tokens`` (a call's maximum cost) out of today's allowance before the call is
+    made, under the day file's lock; returns the reservation's id for :func:`record`. Raises
+    :class:`CapReached` (with the one-line reason) when the day's spend, the calls in
+    progress included, plus ``tokens`` would cross ``daily_token_cap``: concurrent sessions
+    can never overshoot it together."""
+    import uuid
+
+    now = now or settings.clock.now()
+    day = day_of(now)
+    path = usage_path(settings, day)
+    cap = settings.probe.daily_token_cap
+    with _locked(path):
+        data = read_day(settings, day)
+        _settle_dead(data, now)
+        today = _day_total(data)
+        if cap > 0 and today + tokens > cap:
+            _atomic_write(path, data)  # dead reservations settled stay settled
+            raise CapReached(
+                f"cap reached: {today:,} probe tokens used or reserved today (cap {cap:,}); the next call may cost up to "
+                f"{tokens:,}; using the offline probe"
+            )
+        rid = f"{day}:{uuid.uuid4().hex[:16]}"  # the day names the file that holds it
+        data.setdefault("reservations", {})[rid] = {
+            "pid": os.getpid(), "session": session_id, "backend": backend, "model": model, "tokens": int(tokens), "at": iso(now),
+        }
+        _atomic_write(path, data)
+    return rid
+
+
+def claim_killed(settings: Settings, session_id: str, *, now: datetime | None = None) -> int:
+    """Tokens of this session's calls that died with their probe (killed mid-call), charged
+    to the day already and now handed to the session's own counters once. Also settles
+    every dead reservation of the day."""
+    now = now or settings.clock.now()
+    path = usage_path(settings, day_of(now))
+    if not path.exists():
+        return 0
+    with _locked(path):
+        data = read_day(settings, day_of(now))
+        _settle_dead(data, now)
+        killed = data.get("killed_unclaimed") or {}
+        tokens = int(killed.pop(session_id, 0) or 0) if isinstance(killed, dict) else 0
+        _atomic_write(path, data)
+    return tokens
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (killed, not reaped yet) is not running
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            stat = fh.read()
+        return not stat[stat.rindex(")") + 2 :].startswith(("Z", "X"))
+    except (OSError, ValueError):
+        return True
+
+
+def _settle_dead(data: dict[str, Any], now: datetime) -> None:
+    """Charge, in place, every reservation whose process is gone (or that is stale): its
+    reserved tokens count as spent, since the call may have been billed in full."""
+    held = data.get("reservations")
+    if not isinstance(held, dict):
+        return
+    for rid, r in list(held.items()):
+        if not isinstance(r, dict):
+            del held[rid]
+            continue
+        at = parse_iso(str(r.get("at") or "")) if r.get("at") else None
+        age = (now - at).total_seconds() if at is not None else RESERVATION_STALE_S
+        pid = int(r.get("pid", 0) or 0)
+        if pid == os.getpid() or (age < RESERVATION_STALE_S and pid > 0 and _pid_alive(pid)):
+            continue
+        del held[rid]
+        tokens, sid = int(r.get("tokens", 0) or 0), str(r.get("session") or "?")
+        killed = ProbeResult(backend=str(r.get("backend") or "model"), rationale="", patch=[], model=r.get("model"),
+                             input_tokens=tokens, output_tokens=0)
+        apply_result(data, sid, killed)
+        data["killed"] = int(data.get("killed", 0) or 0) + 1
+        unclaimed = data.setdefault("killed_unclaimed", {})
+        if sid in unclaimed or len(unclaimed) < KILLED_SESSIONS_MAX:
+            unclaimed[sid] = int(unclaimed.get(sid, 0) or 0) + tokens
 
 
 def session_tokens(doc: SessionDoc) -> int:
@@ -163,17 +275,7 @@ def _locked(path: Path) -> Iterator[None]:
 
 
 def _atomic_write(path: Path, data: dict[str, Any]) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1, sort_keys=True)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_text_atomic(path, json.dumps(data, indent=1, sort_keys=True))
 
 
 def _bump(table: dict[str, Any], key: str, t_in: int, t_out: int, cost: float | None, probes: int) -> None:
@@ -197,6 +299,9 @@ def apply_result(data: dict[str, Any], session_id: str, result: ProbeResult) -> 
         data["tokens_out"] = int(data.get("tokens_out", 0)) + t_out
         data["estimated_cost_usd"] = round(float(data.get("estimated_cost_usd", 0.0)) + (cost or 0.0), 6)
         _bump(data.setdefault("by_backend", {}), backend, t_in, t_out, cost, counted)
+        if i:  # a model call that failed before the answer: counted where it was spent
+            row = data["by_backend"][backend]
+            row["failed_calls"] = int(row.get("failed_calls", 0) or 0) + 1
         if model:
             _bump(data.setdefault("by_model", {}), model, t_in, t_out, cost, counted)
         if session_id in sessions or len(sessions) < SESSIONS_PER_DAY_MAX:
@@ -204,11 +309,28 @@ def apply_result(data: dict[str, Any], session_id: str, result: ProbeResult) -> 
     return data
 
 
-def record(settings: Settings, session_id: str, result: ProbeResult, *, now: datetime | None = None) -> dict[str, Any]:
-    """Add one probe result to today's usage file (locked, atomic); returns the new day record."""
-    day = day_of(now or settings.clock.now())
+def record(
+    settings: Settings, session_id: str, result: ProbeResult, *, now: datetime | None = None, reservation: str | None = None
+) -> dict[str, Any]:
+    """Add one probe result to today's usage file (locked, atomic), settling its
+    ``reservation`` (:func:`reserve`) in the same write (a call is counted on the day it
+    began); returns the new day record."""
+    day = reservation.split(":", 1)[0] if reservation else day_of(now or settings.clock.now())
     path = usage_path(settings, day)
     with _locked(path):
-        data = apply_result(read_day(settings, day), session_id, result)
+        data = read_day(settings, day)
+        if reservation is not None:
+            (data.get("reservations") or {}).pop(reservation, None)
+        data = apply_result(data, session_id, result)
         _atomic_write(path, data)
     return data
+
+
+def release(settings: Settings, reservation: str, *, now: datetime | None = None) -> None:
+    """Drop a reservation whose call cost nothing (it was never sent)."""
+    day = reservation.split(":", 1)[0]
+    path = usage_path(settings, day)
+    with _locked(path):
+        data = read_day(settings, day)
+        if (data.get("reservations") or {}).pop(reservation, None) is not None:
+            _atomic_write(path, data)

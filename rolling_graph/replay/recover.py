@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from rolling_graph.core.config import Settings
 from rolling_graph.core.ids import InvalidSessionId
 from rolling_graph.core.normalize import normalize_graph
 from rolling_graph.replay.run import ReplayOptions, replay
+from rolling_graph.store.atomic import write_text_atomic
 from rolling_graph.store.sidecar import SidecarStore
 from rolling_graph.warm import db, embeddings
 from rolling_graph.warm.reconcile import load_sidecar, reconcile_doc
@@ -64,12 +64,7 @@ def enqueue(settings: Settings, session_id: str, trigger: str, doc: GraphDoc | N
     entry = {"op": "reconcile", "session_id": session_id, "trigger": trigger, "enqueued_at": iso(settings.clock.now()),
              "attempts": 0, "error": error, "journal_seq": doc["journal_seq"] if doc else 0, "doc": doc}
     name = f"{time.time_ns()}-{session_id}-{trigger}.json"
-    fd, tmp = tempfile.mkstemp(prefix=".q-", dir=directory)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(entry, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, directory / name)
+    write_text_atomic(directory / name, json.dumps(entry))
     return directory / name
 
 
@@ -79,9 +74,7 @@ def pending(settings: Settings) -> list[Path]:
 
 
 def _rewrite(path: Path, entry: dict[str, Any]) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(entry), encoding="utf-8")
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(entry))
 
 
 def drain_queue(settings: Settings, conn: Any, report: RecoverReport) -> None:

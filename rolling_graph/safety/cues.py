@@ -96,7 +96,8 @@ def _env_key(text: str, low: str, k: int, n: int) -> bool:
 
 
 #: Words that make ``key`` a credential's name in the assignment rules (``api_key``, ``clientKey``).
-_KEY_PREFIXES = ("api", "access", "private", "signing", "encryption", "master", "client", "auth", "session", "app", "account", "license")
+_KEY_PREFIXES = ("api", "access", "private", "signing", "encryption", "master", "client", "auth", "session", "app", "account", "license",
+                 "iam")
 
 
 def _assigned(text: str, low: str, k: int, n: int) -> bool:
@@ -240,6 +241,23 @@ def _discord_shape(text: str) -> bool:
     return False
 
 
+def _alnum_run(prefix_len: int, least: int, first: frozenset[str] | None = None) -> Check:
+    """The literal not inside a longer alphanumeric run (``first``: the character right
+    after it is one of these), then at least ``least`` alphanumerics."""
+
+    def check(text: str, low: str, k: int, n: int) -> bool:
+        if k and text[k - 1] in _ALNUM:
+            return False
+        i = k + n
+        if first is not None:
+            if i >= len(text) or text[i] not in first:
+                return False
+            i += 1
+        return _skip(text, i, _ALNUM, least) - i >= least
+
+    return check
+
+
 def _boundary(*literals: str) -> tuple[Cue, ...]:
     return tuple(Cue(s, True, _at_word_start) for s in literals)
 
@@ -257,6 +275,8 @@ TIGHTER: dict[str, tuple[Cue, ...]] = {
     "url-token": (Cue("://", False, _url_at),),
     "openai-key": _boundary("sk-"),
     "twilio-api-key": _boundary("SK"),
+    "twilio-auth-token": (Cue("AC", True, _hex_after(32)),),
+    "artifactory-key": (Cue("AKC", True, _alnum_run(3, 60)), Cue("AP", True, _alnum_run(2, 40, frozenset("0123456789ABCDEF")))),
     "sendgrid-key": _boundary("SG."),
     "stripe-key": _boundary(*(f"{p}_{m}_" for p in ("sk", "rk", "pk") for m in ("live", "test"))),
     "mailchimp-key": (Cue("-us", True, _hex_before(32)),),

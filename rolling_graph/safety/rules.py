@@ -46,8 +46,10 @@ class Rule:
 
 
 # Values of assignments: a quoted string, or a bare token up to whitespace/delimiter.
-_QUOTED = r"""(?:"[^"\n]{1,512}"|'[^'\n]{1,512}'|`[^`\n]{1,512}`)"""
-_BARE = r"""[^\s"'`,;#]{1,512}"""
+# (Up to 4,096 characters: a 1Password service account token alone is ~900; a value cut
+# short would leave its tail in the text.)
+_QUOTED = r"""(?:"[^"\n]{1,4096}"|'[^'\n]{1,4096}'|`[^`\n]{1,4096}`)"""
+_BARE = r"""[^\s"'`,;#]{1,4096}"""
 # Key segments that mark an environment variable as secret (whole ``_``-separated words).
 _ENV_SECRET_WORD = (
     r"(?:PASSWORD|PASSWD|PASSPHRASE|PWD|SECRET|SECRETS|TOKEN|CREDENTIALS?|PRIVATE|"
@@ -59,7 +61,7 @@ _ENV_SECRET_WORD = (
 # ``clientSecret``, ``DB_PASSWORD``); ``key`` only in the combinations that mean a secret.
 _SECRET_KEY_WORD = (
     r"(?:token|secret|passw(?:or)?d|pwd|passphrase|credentials?|"
-    r"(?:api|access|private|signing|encryption|master|client|auth|session|app|account|license)[_\-]?key)"
+    r"(?:api|access|private|signing|encryption|master|client|auth|session|app|account|license|iam)[_\-]?key)"
 )
 # A value that looks like a credential rather than code: quoted (not a template, variable,
 # placeholder or file name), or bare with at least two digits and a letter, no dots, 16+ chars.
@@ -174,6 +176,24 @@ RULES: tuple[Rule, ...] = (
         r"(?<![\w.\-])[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![\w\-])",
         ("",),  # no literal to key on: always takes part (cheap, anchored on [MNO])
     ),
+    # 1Password service account tokens: ``ops_`` + base64url of a JSON object.
+    Rule("onepassword-token", r"\bops_eyJ[A-Za-z0-9_\-+/]{60,}={0,3}", ("ops_eyj",)),
+    # JFrog Artifactory API keys (``AKC`` + 70) and encrypted passwords (``AP`` + hex digit + 40+).
+    Rule("artifactory-key", r"(?<![A-Za-z0-9])AKC[A-Za-z0-9]{60,}(?![A-Za-z0-9])", ("akc",)),
+    Rule("artifactory-key", r"(?<![A-Za-z0-9])AP[0-9A-F](?=(?:[A-Za-z]*[0-9]){2})[A-Za-z0-9]{40,}(?![A-Za-z0-9])", ("ap",)),
+    # SoftLayer's SOAP/REST endpoint takes the API key as a path segment.
+    Rule("softlayer-key", r"api\.softlayer\.com/(?:soap|rest)/v3(?:\.1)?/(?P<secret>[a-z0-9]{64})", ("api.softlayer.com",), "i"),
+    # A Twilio Account SID, then (on the same line) a 32-hex auth token.
+    Rule("twilio-auth-token", r"\bAC[0-9a-f]{32}\b[^\n]{0,80}?(?<![0-9A-Za-z])(?P<secret>[0-9a-f]{32})(?![0-9A-Za-z])", ("ac",)),
+    # A credential as a path segment: ``…/apikey-<40+ random>``, ``…/api_key_<64>`` (an IBM
+    # Cloud key file, a SoftLayer key): the name says what follows, and the value has digits.
+    Rule(
+        "path-credential",
+        r"(?i:api[_\-]?key|apikey|access[_\-]?key|secret[_\-]?key|auth[_\-]?token)[_\-]"
+        r"(?P<secret>(?![a-z]+(?:[_\-][a-z]+)*(?![A-Za-z0-9_\-]))(?=(?:[A-Za-z_\-]*[0-9]){2})[A-Za-z0-9_\-]{40,128})(?![A-Za-z0-9_\-])",
+        ("api_key_", "api-key-", "apikey_", "apikey-", "access_key_", "access-key-", "secret_key_", "secret-key-",
+         "auth_token_", "auth-token-", "apikey-", "api_key-", "api-key_"),
+    ),
     Rule("telegram-bot-token", r"\b\d{8,10}:AA[0-9A-Za-z_\-]{33}\b", (":aa",)),
     Rule("groq-key", r"\bgsk_[A-Za-z0-9]{48,}\b", ("gsk_",)),
     Rule("replicate-token", r"\br8_[A-Za-z0-9]{37}\b", ("r8_",)),
@@ -246,7 +266,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "password-assignment",
-        r"\b(?:password|passwd|passphrase|pwd)[\"']?\s*[:=](?!=)[ \t]*(?P<secret>(?!(?:none|null|nil|true|false|undefined)\b)[^\s\"'`,;()\[\]{}<>.]{3,128})(?![\w(.\[])",
+        r"(?<![A-Za-z0-9])(?:password|passwd|passphrase|pwd)[\"']?\s*[:=](?!=)[ \t]*(?P<secret>(?!(?:none|null|nil|true|false|undefined)\b)[^\s\"'`,;()\[\]{}<>.]{3,128})(?![\w(.\[])",
         ("pass", "pwd"),
         "i",
     ),

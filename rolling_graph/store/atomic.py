@@ -17,22 +17,61 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def write_atomic(path: str, data: bytes, durable: bool = True) -> None:
-    """Temp file in the same directory, (fsync), rename: readers see old or new, never half.
+def write_atomic(path: str | os.PathLike[str], data: bytes, durable: bool = True) -> None:
+    """Install ``data`` as the file ``path``, whole or not at all: the one way state is written.
 
-    ``durable=False`` skips the fsync: for the hook's volatile state file only, which is
-    rewritten on every event. A process crash still leaves the old or the new file; a
-    power cut may lose the last event's counters. The journal and the graph are fsynced.
+    A temp file of a unique name in the same directory (created exclusively), every byte
+    written (a short write, as under ``ulimit -f`` or a full disk, raises ``OSError``), the
+    file fsynced, renamed over ``path``, the directory fsynced; on any failure the temp file
+    is removed and the old file is left as it was. Readers see old or new, never half.
+
+    ``durable=False`` skips both fsyncs: for the hook's volatile files only (state, index,
+    caches), rewritten on every event. A process crash still leaves the old or the new file,
+    never a truncated one; a power cut may lose the last event's counters. The journal, the
+    graph and everything else are fsynced.
     """
-    tmp = f"{path}.tmp.{os.getpid()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    path = os.fspath(path)
+    tmp = f"{path}.{os.urandom(4).hex()}.tmp.{os.getpid()}"  # the pid last: clean_stale_temp reads it
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
-        os.write(fd, data)
-        if durable:
-            os.fsync(fd)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                if written <= 0:
+                    raise OSError(f"short write to {tmp}: {len(view)} bytes not written")
+                view = view[written:]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        try:  # noqa: SIM105 - no contextlib on the hook path
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    if durable:
+        _fsync_dir(os.path.dirname(path) or ".")
+
+
+def write_text_atomic(path: str | os.PathLike[str], text: str, durable: bool = True) -> None:
+    """:func:`write_atomic` of ``text`` in UTF-8."""
+    write_atomic(path, text.encode("utf-8"), durable)
+
+
+def _fsync_dir(directory: str) -> None:
+    """Make a rename in ``directory`` durable (a filesystem that cannot fsync a directory,
+    EINVAL, has nothing to flush)."""
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno != 22:  # EINVAL
+            raise
     finally:
         os.close(fd)
-    os.replace(tmp, path)
 
 
 #: A temp file this old is stale even if its pid is alive again (reused by another process):

@@ -28,6 +28,11 @@ class DatabaseUnavailable(RollingGraphError, RuntimeError):
     """The warm graph cannot be reached now; work is queued and retried (``rgraph recover``)."""
 
 
+#: What psycopg raises when the server goes away while a connection is in use (killed,
+#: stopped, restarted): the work is as unfinished as if it could not connect at all.
+CONNECTION_LOST: tuple[type[Exception], ...] = (psycopg.OperationalError, psycopg.InterfaceError)
+
+
 @dataclass(frozen=True)
 class Target:
     dsn: str

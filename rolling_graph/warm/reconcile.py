@@ -274,10 +274,16 @@ def embed_nodes(
 
 
 def reconcile_session(settings: Settings, session_id: str, trigger: str, *, doc: GraphDoc | None = None) -> ReconcileResult:
-    """Load the session's sidecar and reconcile it. Raises ``db.DatabaseUnavailable`` when down."""
+    """Load the session's sidecar and reconcile it. Raises ``db.DatabaseUnavailable`` when
+    the database is down, or goes away during the reconcile (its transaction rolled back
+    with it: nothing half-merged)."""
     doc = doc if doc is not None else load_sidecar(settings, session_id)
     if doc is None:
         raise FileNotFoundError(f"no sidecar for session {session_id} under {settings.sessions_dir}")
-    with db.connect(settings) as conn:
-        return reconcile_doc(conn, settings, doc, trigger)
+    try:
+        with db.connect(settings) as conn:
+            return reconcile_doc(conn, settings, doc, trigger)
+    except db.CONNECTION_LOST as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise db.DatabaseUnavailable(f"the warm graph went away during the reconcile ({first}); {db.hint(settings)}") from exc
 

@@ -72,12 +72,90 @@ def _alive(pid: int) -> bool:
     return True
 
 
+_PROC = Path("/proc")
+
+
+def _same_dir(a: str, b: Path) -> bool:
+    try:
+        return os.path.realpath(a) == os.path.realpath(b)
+    except OSError:
+        return False
+
+
+def is_our_server(pid: int, pgdata: Path) -> bool:
+    """Whether ``pid`` is a live PostgreSQL postmaster serving ``pgdata``: by what the pid
+    runs, never by the pid alone (after an unclean death the pid in a stale
+    ``postmaster.pid`` may belong to any other process by now). Read from ``/proc``: a
+    ``postgres`` executable whose ``-D`` argument or working directory (the postmaster
+    works in its data directory) is ``pgdata``. A zombie (killed, not yet reaped) is not
+    running. Without ``/proc`` (not Linux) only the pid can be checked."""
+    if pid <= 0:
+        return False
+    proc = _PROC / str(pid)
+    if not _PROC.is_dir() or not (_PROC / "self").exists():
+        return _alive(pid)
+    try:
+        stat = (proc / "stat").read_text(encoding="utf-8", errors="replace")
+        if stat[stat.rindex(")") + 2 :].startswith(("Z", "X")):  # zombie or dead: not running
+            return False
+        argv = [a.decode("utf-8", "replace") for a in (proc / "cmdline").read_bytes().split(b"\0")]
+    except (OSError, ValueError):
+        return False
+    if not argv or os.path.basename(argv[0]) not in {"postgres", "postmaster"}:
+        return False
+    data_args = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "-D"]
+    if any(_same_dir(d, pgdata) for d in data_args):
+        return True
+    try:
+        return _same_dir(os.readlink(proc / "cwd"), pgdata)
+    except OSError:
+        return False
+
+
 def running_info(home: Path) -> PostmasterInfo | None:
-    """The running embedded server's postmaster info, or None."""
+    """The running embedded server's postmaster info, or None (no ``postmaster.pid``, or
+    one whose pid is not our server: :func:`is_our_server`)."""
     info = read_postmaster(pg_dir(home))
-    if info is None or not _alive(info.pid) or info.status != "ready" or not info.socket_dir:
+    if info is None or info.status != "ready" or not info.socket_dir or not is_our_server(info.pid, pg_dir(home)):
         return None
     return info
+
+
+def clear_stale_pidfile(home: Path) -> bool:
+    """Remove ``postmaster.pid`` when no server of ours runs under its pid (an unclean death:
+    PostgreSQL and pgserver would both take the reused pid for a running server and refuse to
+    start, or attach to nothing). Call under the start lock. Returns whether it removed one."""
+    pidfile = pg_dir(home) / "postmaster.pid"
+    info = read_postmaster(pg_dir(home))
+    if not pidfile.exists() or (info is not None and is_our_server(info.pid, pg_dir(home))):
+        return False
+    if info is None:  # torn or half-written: a starting server writes it whole within moments
+        try:
+            if time.time() - pidfile.stat().st_mtime < START_TIMEOUT_S:
+                return False
+        except OSError:
+            return False
+    _clear_socket_locks(home, info.socket_dir if info is not None and info.socket_dir else str(pg_dir(home)))
+    with contextlib.suppress(FileNotFoundError):
+        pidfile.unlink()
+    return True
+
+
+def _clear_socket_locks(home: Path, socket_dir: str) -> None:
+    """Remove the socket lock files (``.s.PGSQL.<port>.lock``) of a server that is gone, and
+    their sockets: PostgreSQL takes the pid in one for a running postmaster when a zombie or
+    another process holds that pid, and refuses to start."""
+    directory = Path(socket_dir)
+    for lock in directory.glob(".s.PGSQL.*.lock"):
+        try:
+            pid = int(lock.read_text(encoding="utf-8").splitlines()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        if not is_our_server(pid, pg_dir(home)):
+            with contextlib.suppress(FileNotFoundError):
+                lock.unlink()
+            with contextlib.suppress(FileNotFoundError):
+                (directory / lock.name.removesuffix(".lock")).unlink()
 
 
 def dsn_for(info: PostmasterInfo, database: str = DB_NAME) -> str:
@@ -117,6 +195,13 @@ def _start_with_pgserver(pgdata: Path, log: Path) -> None:
             warnings.simplefilter("ignore")
             import pgserver  # heavy: psutil, platformdirs, fasteners
 
+            # pgserver caches a handle per data directory for the life of the process, and
+            # hands back the cached one without starting anything: a server this process
+            # started and that died since (killed, stopped by another process) never came back.
+            cache = getattr(getattr(pgserver, "PostgresServer", None), "_instances", None)
+            if isinstance(cache, dict):
+                for key in [k for k in cache if _same_dir(str(k), pgdata)]:
+                    del cache[key]
             pgserver.get_server(pgdata, cleanup_mode=None)
 
 
@@ -149,6 +234,8 @@ def ensure_running(home: Path) -> str:
         info = running_info(home)
         if info is None:
             STARTED_HERE.add(home)
+            _wait_gone(home)
+            clear_stale_pidfile(home)
             try:
                 _start_with_pgserver(pg_dir(home), home / "logs" / "pgserver.log")
             except Exception as exc:  # noqa: BLE001 - pgserver raises many kinds
@@ -171,6 +258,7 @@ def stop(home: Path, timeout_s: float = 20.0) -> bool:
     with _file_lock(_lock_path(home)):
         info = running_info(home)
         if info is None:
+            clear_stale_pidfile(home)
             return False
         import subprocess
 
@@ -185,12 +273,23 @@ def stop(home: Path, timeout_s: float = 20.0) -> bool:
                 user=user,
                 check=False,
             )
-        if result.returncode != 0 and _alive(info.pid):
+        if result.returncode != 0 and is_our_server(info.pid, pgdata):  # never a process that is not our server
             os.kill(info.pid, 15)
         deadline = time.monotonic() + timeout_s
-        while _alive(info.pid) and time.monotonic() < deadline:
+        while is_our_server(info.pid, pgdata) and time.monotonic() < deadline:
             time.sleep(0.05)
         return True
+
+
+def _wait_gone(home: Path, timeout_s: float = 5.0) -> None:
+    """Let a server that is shutting down (its pid file says so, its process still runs)
+    finish before a new one starts on the same data directory."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        info = read_postmaster(pg_dir(home))
+        if info is None or info.status == "ready" or not is_our_server(info.pid, pg_dir(home)):
+            return
+        time.sleep(0.05)
 
 
 def stop_started_here() -> list[Path]:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from rolling_graph.store.atomic import write_text_atomic
 from rolling_graph.warm.snapshot import SNAPSHOT_VERSION, snapshot_file
 
 
@@ -21,18 +21,9 @@ def snapshot_path(home: str | os.PathLike[str], project_root: str) -> Path:
 
 
 def write_snapshot(home: str | os.PathLike[str], project_root: str, snapshot: dict[str, Any]) -> Path:
-    """Write atomically (temp file + rename): a reader never sees half a snapshot."""
+    """Write atomically (:func:`rolling_graph.store.atomic.write_atomic`): a reader never sees half a snapshot."""
     path = snapshot_path(home, project_root)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = dict(snapshot, version=SNAPSHOT_VERSION, project=project_root)
-    fd, tmp = tempfile.mkstemp(prefix=".snap-", suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(payload, handle, ensure_ascii=False, separators=(",", ":"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
     return path

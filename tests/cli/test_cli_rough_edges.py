@@ -232,3 +232,33 @@ def _app() -> Any:
     from rolling_graph.cli.main import app
 
     return app
+
+
+# -- errors of the machine are one line with the cause and the fix (issue 36, case 12) ----------
+def test_a_state_directory_that_cannot_be_written_is_one_line_with_the_fix_not_an_internal_error(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    env = {**os.environ, "ROLLING_GRAPH_HOME": str(blocker / "home"), "ROLLING_GRAPH_WARM": "off"}
+    exe = str(Path(sys.executable).with_name("rgraph"))
+    done = subprocess.run([exe, "show"], capture_output=True, text=True, env=env, timeout=60)
+
+    assert done.returncode == 1
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "internal error" not in lines[0] and "Traceback" not in done.stderr
+    assert lines[0].startswith("rgraph: ") and "ROLLING_GRAPH_HOME" in lines[0] and str(blocker / "home") in lines[0]
+
+
+def test_a_read_only_state_directory_and_an_unreachable_ollama_say_what_to_do(capsys: pytest.CaptureFixture[str]) -> None:
+    import errno
+
+    from rolling_graph.cli.console import report
+
+    assert report(PermissionError(errno.EROFS, "Read-only file system", "/home/ada/.claude/rolling-graph/sessions/s.state.json")) == 1
+    assert report(ConnectionError("Failed to connect to Ollama. Please check that Ollama is downloaded, running and accessible.")) == 1
+    read_only, ollama = [line for line in capsys.readouterr().err.splitlines() if line]
+    assert read_only.startswith("rgraph: cannot write /home/ada/.claude/rolling-graph/sessions/s.state.json: Read-only file system")
+    assert "ROLLING_GRAPH_HOME" in read_only and "internal error" not in read_only
+    assert "Failed to connect to Ollama" in ollama and "ollama serve" in ollama and "internal error" not in ollama

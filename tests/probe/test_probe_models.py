@@ -173,17 +173,22 @@ def test_persistent_overload_gives_up_after_three_attempts_with_backoff(settings
     assert info.value.reason == "overloaded (529) after 3 attempts"
 
 
-def test_timeout_is_retried_then_fails(settings: Settings) -> None:
+def test_a_timeout_is_charged_the_calls_maximum_and_not_sent_again(settings: Settings) -> None:
+    """Issue 36, case 6: 15 requests that timed out were counted 0 tokens, so the cap never
+    tripped. A timed-out request may be billed in full: charged its maximum, once."""
     http = sdk_httpx()
 
     def hang(request: Any) -> Any:
         raise http.ReadTimeout("read timed out", request=request)
 
     probe, server = anthropic_probe(settings, [hang])
+    most = probe.max_call_tokens(EVENTS, doc_with_sqlite())
     with pytest.raises(ProbeFailed) as info:
         probe.run(EVENTS, doc_with_sqlite())
-    assert len(server.requests) == 3
-    assert info.value.reason == "timed out after 2 s after 3 attempts"
+    assert len(server.requests) == 1
+    assert info.value.reason == "timed out after 2 s (charged its maximum, not retried)"
+    assert info.value.output_tokens == probe.bounds.max_output_tokens
+    assert info.value.input_tokens > 0 and info.value.input_tokens + info.value.output_tokens == most
 
 
 def test_authentication_error_is_not_retried(settings: Settings) -> None:

@@ -54,3 +54,41 @@ def test_stats_lists_each_probe_with_why_it_fired(isolated_home: Path) -> None:
     probes = json.loads(as_json.output)["sessions"][0]["probe_list"]
     assert [p["fired_on"] for p in probes] == [["decision", "new_entity"], ["correction", "decision", "new_entity"]]
     assert all(p["cost_usd"] == 0.0 and p["outcome"].endswith("ops") for p in probes)
+
+
+def test_stats_and_doctor_report_the_model_call_that_failed_and_what_it_cost_per_probe(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 36, case 12: the hooks inherited Claude Code's key, Haiku failed and the probes
+    fell back offline; stats said "by backend: offline 5" beside 5,000 tokens spent, every
+    per-probe row 0/0 $0.0000, and doctor said nothing had used a model."""
+    import json
+
+    from rolling_graph.cli import stats
+    from rolling_graph.probe import runner
+    from rolling_graph.probe.errors import ProbeFailed
+    from rolling_graph.probe.select import probe_doctor
+
+    class FailingHaiku:
+        name = "anthropic"
+
+        def run(self, events: object, doc: object) -> object:
+            raise ProbeFailed("timed out after 30 s", input_tokens=1000, output_tokens=20, model="claude-haiku-4-5", backend="anthropic")
+
+    monkeypatch.setattr(runner, "_choose", lambda settings, doc, batch: (FailingHaiku(), "auto: ANTHROPIC_API_KEY is set"))
+    handle_event("session-start", {"session_id": SID, "cwd": "/tmp/app", "source": "startup"})
+    handle_event("user-prompt-submit", prompt_payload(SID, "Let's go with Redis for the cache."))
+
+    app = typer.Typer()
+    stats.register(app)
+    app.command("noop")(lambda: None)
+    probes = json.loads(CliRunner().invoke(app, ["stats", "--session", SID, "--json"]).output)["sessions"][0]
+    [row] = probes["probe_list"]
+    assert row["backend"] == "offline (after anthropic failed)" and (row["tokens_in"], row["tokens_out"]) == (1000, 20)
+    assert row["cost_usd"] and row["cost_usd"] > 0
+    assert probes["failed_calls_by_backend"] == {"anthropic": 1}
+    text = CliRunner().invoke(app, ["stats", "--session", SID]).output
+    assert "model calls that failed first (and were paid for): anthropic 1" in text
+    ran = {name: (ok, detail) for name, ok, detail in probe_doctor(load_settings(), env={}, check_network=False)}
+    ok, detail = ran["probes that ran today"]
+    assert not ok and "anthropic: 0 answered, 1 failed and fell back, 1,020 tokens" in detail and "offline: 1 answered" in detail

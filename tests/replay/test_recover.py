@@ -155,3 +155,39 @@ def test_two_processes_starting_the_embedded_server_both_succeed() -> None:
     finally:
         server.stop(home)
         shutil.rmtree(home, ignore_errors=True)
+
+
+def test_a_reconcile_whose_postgresql_is_stopped_midway_is_queued_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 36, case 11: PostgreSQL gone during a reconcile left a traceback in the worker's
+    log and no queued job (only ``recover`` found the session). Real embedded server, stopped
+    between the nodes and the edges of the merge."""
+    from rolling_graph import worker
+    from rolling_graph.warm import upsert
+
+    home = Path(tempfile.mkdtemp(prefix=f"rgkill-{os.getpid()}-", dir="/tmp"))
+    try:
+        (home / "config.toml").write_text("[db]\nidle_stop_s = 0\n")  # no watchdog
+        settings = ws.settings_for(home, None)
+        at = datetime(2026, 11, 1, tzinfo=UTC)
+        doc = ws.hot_doc("killed-midway", str(tmp_path / "proj"), [ws.node("Use Dramatiq", 0.8, at=at, kind="decision")], at=at)
+        ws.write_sidecar(home, doc)
+        real = upsert.upsert_edges
+
+        def stop_then_upsert(*args: object, **kwargs: object) -> int:
+            server.stop(home)  # PostgreSQL goes away mid-transaction
+            return real(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(upsert, "upsert_edges", stop_then_upsert)
+        assert worker.cmd_reconcile(settings, "killed-midway", "session-end") == 0
+
+        out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+        assert out["op"] == "reconcile" and "queued" in out and "went away during the reconcile" in out["reason"]
+        assert [p.name.split("-", 1)[1] for p in recover.pending(settings)] == ["killed-midway-session-end.json"]
+        monkeypatch.setattr(upsert, "upsert_edges", real)
+        report = recover.recover(settings, quick=True)  # the next recover reconciles it
+        assert report.queue_done == ["killed-midway"] and not recover.pending(settings)
+    finally:
+        server.stop(home)
+        shutil.rmtree(home, ignore_errors=True)

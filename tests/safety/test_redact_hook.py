@@ -135,3 +135,42 @@ def test_private_spans_cost_a_tool_result_no_regular_expression(tmp_path: Path) 
     assert _rules_compiled_after_hook(tmp_path, tool) == (0, False)
     tool = tool_payload(SID, "Bash", {"command": "cat .env"}, {"stdout": "GITHUB_TOKEN=ghp_" + "Zq8Wm2Nc5Rt7Yb1Kd4Hs6Jf9Lp3Gx0Vu2Ae", "stderr": ""})
     assert _rules_compiled_after_hook(tmp_path, tool)[0] >= 1
+
+
+# -- per context, through the hook, before and after the probe (issue 36, cases 8 and 9) --------
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "fixtures"))
+
+from make_secret_corpus import build_path_secrets, build_secrets  # noqa: E402
+from secret_contexts import CONTEXTS, measure, samples_by_context  # noqa: E402
+
+#: The providers issue 36 found surviving: in paths (8) and raw in state.json (9).
+NAMED = ("onepassword-token", "sendgrid-key", "artifactory-key", "discord-bot-token", "ibm-cloud-iam-key", "softlayer-key",
+         "twilio-key", "twilio-auth-token")
+
+
+def test_the_corpus_has_path_samples_and_lines_of_every_provider_the_report_named() -> None:
+    paths = {s["kind"] for s in build_path_secrets()}
+    lines = {s["kind"] for s in build_secrets()}
+    assert {"onepassword-token", "sendgrid-key", "artifactory-key", "discord-bot-token", "ibm-cloud-iam-key", "softlayer-key",
+            "twilio-key"} <= paths
+    assert {"onepassword-token", "artifactory-key", "ibm-cloud-iam-key", "softlayer-key", "twilio-auth-token", "discord-bot-token"} <= lines
+
+
+def test_recall_through_the_hook_is_at_least_95_percent_in_every_context_on_disk_before_and_after_the_probe() -> None:
+    results = measure(samples_by_context(every=3))
+    for context in CONTEXTS:
+        r = results[context]
+        missed = [s["line"][:80] for s in r["missed_before"] + r["missed_after"]]
+        assert r["after"] >= 0.95, (context, r["after"], missed)
+        if r["before"] is not None:
+            assert r["before"] >= 0.95, (context, r["before"], missed)
+
+
+def test_the_named_providers_never_reach_the_disk_raw_neither_in_a_path_nor_in_a_tool_result() -> None:
+    named = {
+        "path": [s for s in build_path_secrets() if s["kind"] in NAMED],
+        "tool output": [s for s in build_secrets() if s["kind"] in NAMED],
+    }
+    results = measure(named, run_probe=False)
+    for context, r in results.items():
+        assert r["missed_before"] == [], (context, [(s["kind"], s["line"][:90]) for s in r["missed_before"]])

@@ -14,12 +14,14 @@ from inspect_builders import add_node_op, cli_home, commit, inspect_app, setting
 from typer.testing import CliRunner
 
 from rolling_graph.cli import forget as cli_forget
+from rolling_graph.core.config import Settings
 from rolling_graph.core.model import make_node
 from rolling_graph.render.restore import restore_block
+from rolling_graph.store.forget import AmbiguousName
 from rolling_graph.store.forget import forget as forget_hot
 from rolling_graph.store.sidecar import SidecarStore
 from rolling_graph.warm import db, snapshot
-from rolling_graph.warm.forget import forget_nodes
+from rolling_graph.warm.forget import forget_nodes, unforget_nodes
 from rolling_graph.warm.read import warm_document
 
 PG = "use-postgresql-for-the-warm-store"
@@ -142,7 +144,8 @@ def test_a_node_forgotten_in_the_warm_graph_stays_out_when_an_old_sidecar_is_rec
     twins = [ws.node("Retry", 0.5, at=T0, node_id="retry-policy"), ws.node("Retry", 0.5, at=T0, node_id="retry-button")]
     ws.reconcile(settings, ws.hot_doc("s4", project, twins, at=T0))
     with db.connect(settings) as conn:
-        assert forget_nodes(conn, settings, project, ["retry"]) == []  # a label two nodes share names neither
+        with pytest.raises(AmbiguousName, match="retry-policy"):  # a label two nodes share: refused, with the list
+            forget_nodes(conn, settings, project, ["retry"])
         assert forget_nodes(conn, settings, project, ["retry-button"]) == [("retry-button", "Retry", False)]
 
     later = datetime.now(UTC) + timedelta(hours=1)  # new work on the name, after it was forgotten
@@ -166,7 +169,7 @@ def test_rgraph_forget_removes_the_node_from_the_session_and_the_projects_warm_g
     code, out = run("forget", PG, "no-such-node", "--session", sid, "--yes")
 
     assert code == 0, out
-    assert "Not found (or a label more than one node has: give the id): no-such-node" in out
+    assert "Not found: no-such-node" in out
     assert f"Forgot in session {sid}" in out and f"Forgot in the warm graph of {project}: Use PostgreSQL for the warm store ({PG})" in out
     assert PG not in SidecarStore(settings).load(sid)["nodes"] and PG not in warm_document(settings, project)["nodes"]
     code, out = run("forget", PG, "--session", sid, "--yes")  # already gone everywhere
@@ -263,3 +266,187 @@ def test_a_node_forgotten_while_a_probe_works_costs_the_batch_nothing(home: Path
 
     assert node[consumer] in store.load("s")["nodes"]
     assert not store.load_state("s")["gate"]["pending"]
+
+
+# -- names resolve exactly (issue 36, case 1) ---------------------------------------------------
+def _twin_names_session(settings: Settings, sid: str, project: str) -> None:
+    """``session_cwd`` (id ``session-cwd``, the slug of both names) beside ``session.cwd``, and
+    two nodes labelled ``Retry``: the names of the README's own example block."""
+    store = SidecarStore(settings)
+    settings.sessions_dir.mkdir(parents=True, exist_ok=True)
+    with store.transaction(sid) as doc:
+        doc["project"] = project
+    nodes = [make_node("session_cwd", "technical", "code", node_id="session-cwd", now=T0),
+             make_node("session.cwd", "technical", "code", node_id="session-cwd-attr", now=T0),
+             make_node("Retry", "technical", node_id="retry-policy", now=T0),
+             make_node("Retry", "technical", node_id="retry-button", now=T0)]
+    commit(store, sid, [add_node_op(dict(n)) for n in nodes], kind="patch", backend="offline", rationale="seeded", at="2026-11-25T21:15:00Z")
+
+
+@pytest.mark.db
+def test_forget_removes_the_node_named_as_typed_never_the_one_its_slug_names_in_session_and_warm_graph(
+    home: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROLLING_GRAPH_WARM", "on")
+    monkeypatch.setenv("ROLLING_GRAPH_DSN", dsn)
+    project = str(home.parent / "twins")
+    settings = ws.settings_for(home, dsn)
+    _twin_names_session(settings, "twins", project)
+    ws.reconcile(settings, SidecarStore(settings).load("twins"))
+    assert {"session-cwd", "session-cwd-attr"} <= set(warm_document(settings, project)["nodes"])
+    monkeypatch.setattr(cli_forget, "interactive", lambda: True)
+
+    code, out = run("forget", "session.cwd", "--session", "twins", answer="y\n")
+
+    assert code == 0, out
+    assert "Forget session.cwd (session-cwd-attr) from session twins; session.cwd (session-cwd-attr) from the warm graph" in out
+    assert "session_cwd" not in out.split("Forgot")[0]  # the question named only what goes
+    hot, warm = SidecarStore(settings).load("twins")["nodes"], warm_document(settings, project)["nodes"]
+    assert "session-cwd-attr" not in hot and "session-cwd-attr" not in warm
+    assert "session-cwd" in hot and "session-cwd" in warm  # hot and warm agree: the other name stays
+
+
+@pytest.mark.db
+def test_a_name_two_nodes_answer_to_is_refused_with_the_list_in_the_session_and_in_the_warm_graph(
+    home: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROLLING_GRAPH_WARM", "on")
+    monkeypatch.setenv("ROLLING_GRAPH_DSN", dsn)
+    project = str(home.parent / "retries")
+    settings = ws.settings_for(home, dsn)
+    _twin_names_session(settings, "retries", project)
+    ws.reconcile(settings, SidecarStore(settings).load("retries"))
+
+    code, out = run("forget", "Retry", "--session", "retries", "--yes")
+    assert code == 1 and "'Retry' names more than one node" in out
+    assert "Retry (retry-policy)" in out and "Retry (retry-button)" in out and "nothing was forgotten" in out
+
+    forget_hot(SidecarStore(settings), "retries", ["retry-button"], rationale="test")  # one Retry left in the session
+    code, out = run("forget", "Retry", "--session", "retries", "--yes")  # ... but the warm graph still has two
+    assert code == 1 and "in the warm graph of" in out and "retry-button" in out
+    assert "retry-policy" in SidecarStore(settings).load("retries")["nodes"]
+    assert {"retry-policy", "retry-button"} <= set(warm_document(settings, project)["nodes"])
+
+
+def test_why_and_expand_take_the_name_as_typed_and_refuse_a_name_two_nodes_have(home: Path) -> None:
+    _twin_names_session(settings_for(home), "names", "/work/names")
+
+    code, out = run("expand", "session.cwd", "--session", "names")
+    assert code == 0 and "session.cwd" in out and "session_cwd" not in out
+    code, out = run("why", "session.cwd", "--session", "names")
+    assert code == 0 and "session-cwd-attr" in out
+    code, out = run("expand", "session-cwd", "--session", "names")  # the id
+    assert code == 0 and "session_cwd" in out
+    code, out = run("expand", "Retry", "--activate", "--session", "names")
+    assert code == 1 and "names more than one node" in out and "retry-policy" in out and "retry-button" in out
+    assert [e["kind"] for e in SidecarStore(settings_for(home)).read_journal("names")] == ["patch"]  # nothing activated
+    code, out = run("why", "session cwd", "--session", "names")  # a slug's worth of likeness is not a name
+    assert code == 1 and "no domain or node named" in out
+
+
+# -- undo puts the warm graph's node back as it was (issue 36, case 5) --------------------------
+@pytest.mark.db
+def test_undo_puts_the_warm_node_back_as_it_was_and_a_session_reconciled_meanwhile_is_due_again(tmp_path: Path, dsn: str) -> None:
+    settings = ws.settings_for(tmp_path, dsn)
+    project = str(tmp_path / "built")
+    rid, other = "use-dramatiq-for-the-reminders", "reminders-service"
+    docs = []
+    for i, weight in enumerate((0.9, 0.7, 0.8), start=1):
+        at = T0 + timedelta(hours=i)
+        dramatiq = ws.node("Use Dramatiq for the reminders", weight, at=at, kind="decision")
+        dramatiq["activations"] = 2
+        service = ws.node("Reminders service", 0.5, at=at, node_id=other)
+        docs.append(ws.hot_doc(f"s{i}", project, [dramatiq, service], [(rid, "decides", other, 0.7)], at=at))
+        ws.reconcile(settings, docs[-1])
+    pid = ws.pid_of(settings, project)  # (the module's database holds other tests' projects)
+    node_sql = "SELECT weight, session_count, activations, first_seen, last_activated, label, kind FROM nodes WHERE project_id = %s AND id = %s"
+    contributions = ("SELECT session_id, weight, activations, journal_seq FROM node_sessions WHERE project_id = %s AND node_id = %s "
+                     "ORDER BY session_id")
+    edges_sql = "SELECT source, relationship, target, strength, session_count FROM edges WHERE project_id = %s ORDER BY source"
+    before, before_sessions, before_edges = (ws.rows(settings, node_sql, pid, rid), ws.rows(settings, contributions, pid, rid),
+                                             ws.rows(settings, edges_sql, pid))
+    assert before[0][1:3] == (3, 6) and len(before_sessions) == 3 and len(before_edges) == 1
+
+    with db.connect(settings) as conn:
+        assert [g[0] for g in forget_nodes(conn, settings, project, [rid])] == [rid]
+    docs[1]["journal_seq"] = 2  # s2 reconciled again while the node is forgotten: its contribution of it is dropped
+    assert not ws.reconcile(settings, docs[1]).noop
+    with db.connect(settings) as conn:
+        assert unforget_nodes(conn, project, [rid]) == [rid]
+
+    assert ws.rows(settings, node_sql, pid, rid) == before  # weight, sessions and activations as they were
+    assert ws.rows(settings, contributions, pid, rid) == before_sessions
+    assert ws.rows(settings, edges_sql, pid) == before_edges
+    again = ws.reconcile(settings, docs[1])  # not "already up to date": s2's contribution was dropped meanwhile
+    assert not again.noop
+    assert ws.rows(settings, "SELECT session_count FROM nodes WHERE project_id = %s AND id = %s", pid, rid) == [(3,)]
+
+
+
+@pytest.mark.db
+def test_an_undo_interrupted_between_the_session_and_the_warm_graph_finishes_on_a_rerun(
+    home: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rolling_graph.store.forget import unforget as unforget_hot
+
+    monkeypatch.setenv("ROLLING_GRAPH_WARM", "on")
+    monkeypatch.setenv("ROLLING_GRAPH_DSN", dsn)
+    project = str(home.parent / "halfway")
+    settings = ws.settings_for(home, dsn)
+    sid = storage_session(settings, sid="halfway", project=project)
+    ws.reconcile(settings, SidecarStore(settings).load(sid))
+    assert run("forget", PG, "--session", sid, "--yes")[0] == 0
+    unforget_hot(SidecarStore(settings), sid, [PG], rationale="put back by user (rgraph forget --undo)")  # ... then killed
+
+    code, out = run("forget", "--undo", PG, "--session", sid)
+
+    assert code == 0, out
+    assert f"Let back into the warm graph of {project}: {PG}" in out
+    assert PG in warm_document(settings, project)["nodes"] and PG in SidecarStore(settings).load(sid)["nodes"]
+
+
+# -- forget --purge erases the text everywhere (issue 36, case 10) ------------------------------
+ADDRESS = "Home address: 12 Elm Street, Springfield"
+
+
+@pytest.mark.db
+def test_purge_erases_the_text_from_journal_graph_state_and_warm_graph_and_cannot_be_undone(
+    home: Path, dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ROLLING_GRAPH_WARM", "on")
+    monkeypatch.setenv("ROLLING_GRAPH_DSN", dsn)
+    project = str(home.parent / "private")
+    settings = ws.settings_for(home, dsn)
+    sid = storage_session(settings, sid="private", project=project)
+    store = SidecarStore(settings)
+    address = make_node(ADDRESS, "personal", node_id="home-address", now=T0)
+    commit(store, sid, [add_node_op(dict(address))], kind="patch", backend="offline", rationale=f"The user said: {ADDRESS}",
+           at="2026-11-25T21:15:00Z")
+    with store.transaction(sid, graph=False) as doc:  # an event still queued for the probe holds it too
+        doc["gate"]["pending"].append({"id": "e99", "event": "UserPromptSubmit", "at": "2026-11-25T21:16:00Z",
+                                        "text": f"remember {ADDRESS}", "reasons": ["entity"]})
+    ws.reconcile(settings, store.load(sid))
+    assert run("forget", ADDRESS, "--session", sid, "--yes")[0] == 0  # a plain forget first: kept, undoable
+    assert ADDRESS in (home / "sessions" / f"{sid}.journal.jsonl").read_text()
+
+    code, out = run("forget", "--purge", "home-address", "--session", sid, "--yes")
+
+    assert code == 0, out
+    assert f"Erased from session {sid}: {ADDRESS} (home-address)" in out and "journal entries (rewritten)" in out
+    assert f"Erased from the warm graph of {project}" in out and "cannot be undone" in out
+    for path in home.rglob("*"):  # journal, graph, state, caches, index, snapshot: nowhere on disk
+        if path.is_file():
+            assert b"12 Elm Street" not in path.read_bytes(), path
+    assert ws.rows(settings, "SELECT count(*) FROM nodes WHERE label LIKE '%%Elm Street%%'") == [(0,)]
+    assert ws.rows(settings, "SELECT label, saved FROM forgotten_nodes WHERE node_id = 'home-address'") == [(None, None)]
+    listed = run("forget", "--list", "--session", sid)[1]
+    assert "home-address" in listed and "Elm Street" not in listed
+    code, out = run("why", "home-address", "--session", sid)
+    assert code == 0 and "Elm Street" not in out
+    code, out = run("forget", "--undo", "home-address", "--session", sid)
+    assert code == 1 and "Elm Street" not in out
+    (home / "sessions" / f"{sid}.graph.json").unlink()  # the rewritten journal rebuilds the same graph
+    (home / "sessions" / f"{sid}.graph.cache").unlink(missing_ok=True)
+    rebuilt = store.load(sid)
+    assert "home-address" not in rebuilt["nodes"] and PG in rebuilt["nodes"]
+    assert "Elm Street" not in str(store.load_state(sid)["gate"])
