@@ -65,6 +65,9 @@ VERBS: tuple[str, ...] = (
     "decides",
 )
 
+#: A task's status (a task node's ``status`` fact; TodoWrite's and TaskUpdate's words).
+TASK_STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed")
+
 #: Typed confidence: how we came to hold a node. Corrections outrank everything.
 CONFIDENCE: tuple[str, ...] = ("asserted", "inferred", "observed", "correction")
 

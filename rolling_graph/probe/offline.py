@@ -39,6 +39,7 @@ from rolling_graph.capture.entities import (
 )
 from rolling_graph.core.filepaths import file_id, looks_like_file
 from rolling_graph.core.ids import slugify
+from rolling_graph.core.normalize import normalize_event
 from rolling_graph.probe import offline_commands as commands
 from rolling_graph.probe import offline_mentions as mentions
 from rolling_graph.probe import offline_tasks as tasks
@@ -293,11 +294,15 @@ class OfflineProbe:
         self.structural = structural
 
     def run(self, events: list[PendingEvent], doc: SessionDoc) -> ProbeResult:
+        """The proposal for ``events`` on ``doc``. The events are made to fit their declared
+        shape first (:func:`~rolling_graph.core.normalize.normalize_event`: a no-op for the
+        runner's batch, which is so already; a caller's own events may leave fields out)."""
+        events = [normalize_event(e) for e in events]
         p = Proposal(doc)
         state = _initial_state(p, doc)
         state["structural"] = self.structural
         for event in events:
-            kind = event.get("event")
+            kind = event["event"]
             if kind == "UserPromptSubmit":
                 _prompt(p, event, state)
             elif kind == "CompactSummary" and not self.structural:
@@ -306,10 +311,9 @@ class OfflineProbe:
                 _assistant(p, event, state)
             elif kind == "PostToolUse":
                 tools.fold_tool(p, event, state)
-                if event.get("tool") == "AskUserQuestion" and not self.structural:  # the answers are the user's words
-                    for item in (event.get("data") or {}).get("qa", []):
-                        if isinstance(item, list) and len(item) == 3:
-                            _statements(p, str(item[2]), state, "user", event_seq(event), caps=True)
+                if event["tool"] == "AskUserQuestion" and not self.structural:  # the answers are the user's words
+                    for _, _, answer in event.get("data", {}).get("qa", []):
+                        _statements(p, answer, state, "user", event_seq(event), caps=True)
         mentions.fold_mentions(p, events, typed_text)
         reasons = sorted({r for e in events for r in e.get("reasons", [])})
         rationale = "; ".join(p.notes[:4]) or f"{len(p.added)} new, {len(p.activated)} activated from {len(events)} events"

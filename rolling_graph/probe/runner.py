@@ -37,6 +37,7 @@ from rolling_graph.capture.gate import PENDING_MAX, QUEUE_MAX, reset_after_probe
 from rolling_graph.core.clock import iso
 from rolling_graph.core.config import ConfigError, Settings, load_settings
 from rolling_graph.core.detach import lower_priority
+from rolling_graph.core.normalize import normalize_event
 from rolling_graph.core.patch import PatchRejected, validate_ops
 from rolling_graph.probe import usage
 from rolling_graph.probe.base import ProbeBackend, ProbeResult, describe_unexpected
@@ -311,9 +312,10 @@ def run_probe(settings: Settings, sid: str) -> int:
                 if not taken:
                     break
                 doc = store.load(sid)
-                # The assistant's text since the last probe joins the batch (from the transcript);
+                # Each event made to fit its declared shape (read back from a file), then the
+                # assistant's text since the last probe joins the batch (from the transcript);
                 # all of it is redacted before any model sees it and before the journal.
-                batch = redact_batch(with_assistant_text(store, sid, list(taken)))
+                batch = redact_batch(with_assistant_text(store, sid, [normalize_event(e) for e in taken]))
                 result, why = _propose(settings, batch, doc, taken.offline_because)
                 _apply(store, settings, sid, batch, result, why)
                 rounds += 1

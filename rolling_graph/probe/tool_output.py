@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from rolling_graph.capture.events import ERROR_WORDS
+from rolling_graph.capture.text import ERROR_WORDS
 from rolling_graph.core.ids import slugify
 
 # -- commands --------------------------------------------------------------------------------
@@ -117,7 +117,7 @@ _COUNT_PATTERNS: list[tuple[re.Pattern[str], str]] = [
 _PYTEST_RE = re.compile(r"(?:^|[\s=])(?:(\d+) failed)?(?:,\s*)?(?:(\d+) passed)?(?:,\s*\d+ \w+)*(?:,\s*(\d+) errors?)?\s+in\s+[\d.]+\s*s", re.MULTILINE)
 _PASS_WORDS = ("All checks passed", "Success: no issues found", "found no issues", "0 errors", "Build succeeded", "Finished `", "Generated ")
 #: A command's output that may report a failure: the hook's error words
-#: (:data:`rolling_graph.capture.events.ERROR_WORDS`, one list) plus what test and build tools print.
+#: (:data:`rolling_graph.capture.text.ERROR_WORDS`, one list) plus what test and build tools print.
 _FAIL_WORDS = (*ERROR_WORDS, "--- FAIL", "\nFAIL ", "error[", "** (", "✘ [ERROR]", "Found ", "failed")
 
 
