@@ -23,6 +23,7 @@ from rolling_graph.core.model import (
     SCHEMA_VERSION,
     SOURCES_MAX,
     SUMMARY_MAX,
+    VERBS,
     new_counters,
     new_gate_state,
     new_ledger,
@@ -31,9 +32,11 @@ from rolling_graph.core.model import (
 TYPE_CHECKING = False  # avoid importing typing on the hook path
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
+    from typing import Any, TypeVar
 
     from rolling_graph.core.types import Edge, GraphDoc, HookState, Ledger, Node, NodeFacts, PendingEvent, ToolData
+
+    _Word = TypeVar("_Word", bound=str)
 
 _NODE_FIELDS = frozenset(
     ("id", "label", "domain", "kind", "weight", "last_activated", "first_seen", "activations", "anchor", "floor", "confidence", "sources")
@@ -52,7 +55,7 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _choice(value: object, allowed: tuple[str, ...], default: str) -> str:
+def _choice(value: object, allowed: tuple[_Word, ...], default: _Word) -> _Word:
     return value if isinstance(value, str) and value in allowed else default
 
 
@@ -114,12 +117,12 @@ def normalize_node(nid: str, raw: Mapping[str, object], now: str | None = None) 
 
 def normalize_edge(key: str, raw: Mapping[str, object], now: str | None = None) -> Edge | None:
     """``raw`` as a complete edge (its ends and verb from ``key`` where missing), or None
-    when it names no two ends."""
+    when it names no two ends or a verb outside the vocabulary (:data:`~rolling_graph.core.model.VERBS`)."""
     parts = key.split("|")
     source = _str(raw.get("source")) or (parts[0] if len(parts) == 3 else None)
     target = _str(raw.get("target")) or (parts[2] if len(parts) == 3 else None)
     relationship = _str(raw.get("relationship")) or (parts[1] if len(parts) == 3 else None)
-    if not (source and target and relationship):
+    if not (source and target and relationship and relationship in VERBS):
         return None
     return {
         "source": source,

@@ -24,6 +24,16 @@ from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 # -- the graph ------------------------------------------------------------------------------
 
+#: What part of life a node belongs to (``rolling_graph.core.model.DOMAINS``).
+Domain = Literal["relationship", "project", "technical", "personal"]
+#: What a node stands for (``rolling_graph.core.model.KINDS``, where each is explained).
+NodeKind = Literal["concept", "entity", "file", "symbol", "command", "error", "decision", "correction", "preference", "summary",
+                   "request", "task", "commit"]
+#: The fixed edge vocabulary (``rolling_graph.core.model.VERBS``): there is no generic ``related_to``.
+Verb = Literal["blocks", "informs", "contradicts", "extends", "supersedes", "depends_on", "edits", "tests", "decides"]
+#: How we came to hold a node (``rolling_graph.core.model.CONFIDENCE``); corrections outrank everything.
+Confidence = Literal["asserted", "inferred", "observed", "correction"]
+
 
 #: A node's facts: a small, bounded dict of per-kind facts, written only by deterministic code
 #: (the offline probe's event folding, patch validation), never free-form from a model. Which
@@ -60,15 +70,15 @@ class Node(TypedDict):
 
     id: str
     label: str  # ≤ LABEL_MAX characters of text
-    domain: str  # one of model.DOMAINS
-    kind: str  # one of model.KINDS
+    domain: Domain
+    kind: NodeKind
     weight: float  # 0..1; deterministic arithmetic (rolling_graph.core.weights) decides it
     last_activated: str  # ISO 8601, UTC
     first_seen: str
     activations: int
     anchor: bool
     floor: float  # the weight an anchor never falls below
-    confidence: str  # one of model.CONFIDENCE
+    confidence: Confidence
     sources: list[str]  # event ids, bounded (SOURCES_MAX); the journal keeps the rest
     summary: NotRequired[str]
     files: NotRequired[list[str]]  # paths a decision is about (bounded)
@@ -88,7 +98,7 @@ class Edge(TypedDict):
 
     source: str
     target: str
-    relationship: str  # one of model.VERBS
+    relationship: Verb
     strength: float  # 0..1
     last_activated: str
 

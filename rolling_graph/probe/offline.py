@@ -39,6 +39,7 @@ from rolling_graph.capture.entities import (
 )
 from rolling_graph.core.filepaths import file_id, looks_like_file
 from rolling_graph.core.ids import slugify
+from rolling_graph.core.model import DECISION_KINDS
 from rolling_graph.core.normalize import normalize_event
 from rolling_graph.probe import offline_commands as commands
 from rolling_graph.probe import offline_mentions as mentions
@@ -49,7 +50,7 @@ from rolling_graph.probe.code_names import CODE_SPAN_RE, code_names, is_code_nam
 from rolling_graph.probe.proposal import MAX_OPS, Proposal, event_seq
 
 if TYPE_CHECKING:
-    from rolling_graph.core.types import PendingEvent, SessionDoc
+    from rolling_graph.core.types import NodeKind, PendingEvent, SessionDoc
 
 __all__ = ["MAX_OPS", "OfflineProbe"]
 
@@ -160,7 +161,7 @@ def _statements(p: Proposal, text: str, state: dict[str, Any], who: str, seq: in
                 p.notes.append(f"correction {gist!r} supersedes {p.label_of(old)!r}")
             rejected = {slugify(t) for t in negated_terms(sent)}
             for m in mentioned:
-                if m == old or p.kind_of(m) in ("decision", "correction"):
+                if m == old or p.kind_of(m) in DECISION_KINDS:
                     continue
                 # "not Resend ... use Bento": Bento is decided, Resend is turned away from.
                 turned_away = any(r == m or r.startswith(m + "-") or m.startswith(r + "-") for r in rejected)
@@ -268,7 +269,7 @@ def _assistant(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
 
 def _initial_state(p: Proposal, doc: SessionDoc) -> dict[str, Any]:
     """Where the batch starts: the task in progress, the last request, the live decision."""
-    def latest(kind: str, **facts: Any) -> str | None:
+    def latest(kind: NodeKind, **facts: Any) -> str | None:
         return p.find(kind, **facts)
 
     task = latest("task", status="in_progress")

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 from rolling_graph.core.facts import allowed_keys
 from rolling_graph.core.filepaths import file_id, file_label, is_harness_path, relativize
 from rolling_graph.core.ids import name_id, slugify
+from rolling_graph.core.model import DECISION_KINDS
 
 if TYPE_CHECKING:
-    from rolling_graph.core.types import PendingEvent, SessionDoc
+    from rolling_graph.core.types import Confidence, Domain, NodeKind, PendingEvent, SessionDoc, Verb
 
 #: New nodes one probe may add (tool-heavy batches name many files and symbols).
 MAX_NODES_PER_PROBE = 100
@@ -70,7 +71,7 @@ class Proposal:
         facts = self.get(nid).get("facts")
         return facts.get(key, default) if isinstance(facts, dict) else default
 
-    def find(self, kind: str, **facts: Any) -> str | None:
+    def find(self, kind: NodeKind, **facts: Any) -> str | None:
         """The most recent node of ``kind`` whose facts match (added ones first)."""
         for pool in (self.added, self.nodes):
             hits = [
@@ -81,7 +82,7 @@ class Proposal:
                 return max(hits, key=lambda nid: self.fact(nid, "seq") or 0)
         return None
 
-    def of_kind(self, kind: str) -> list[str]:
+    def of_kind(self, kind: NodeKind) -> list[str]:
         return [nid for nid, n in {**self.nodes, **self.added}.items() if n.get("kind") == kind]
 
     def full(self) -> bool:
@@ -91,13 +92,13 @@ class Proposal:
     def node(
         self,
         label: str,
-        domain: str,
-        kind: str,
+        domain: Domain,
+        kind: NodeKind,
         summary: str | None = None,
         *,
         nid: str | None = None,
         activate: bool = True,
-        confidence: str | None = None,
+        confidence: Confidence | None = None,
     ) -> str | None:
         """The id of the node for ``label`` (added if new, activated once if it existed)."""
         nid = nid or (name_id(label) if kind == "symbol" else slugify(label))
@@ -113,7 +114,7 @@ class Proposal:
             value["summary"] = summary
         if confidence:
             value["confidence"] = confidence
-        elif kind in ("decision", "correction"):
+        elif kind in DECISION_KINDS:
             value["confidence"] = "correction" if kind == "correction" else "observed"
         self.added[nid] = value
         self.ops.append({"op": "add", "path": f"/nodes/{nid}", "value": value})
@@ -194,7 +195,7 @@ class Proposal:
         if facts:
             self.set(nid, **facts)
 
-    def edge(self, source: str | None, verb: str, target: str | None, strength: float = 0.6) -> None:
+    def edge(self, source: str | None, verb: Verb, target: str | None, strength: float = 0.6) -> None:
         if not source or not target or source == target or self.full():
             return
         if not self.exists(source) or not self.exists(target):
@@ -215,9 +216,9 @@ class Proposal:
         superseded = {e["target"] for e in self.edges.values() if e.get("relationship") == "supersedes"}
         superseded |= {k.split("|")[2] for k in self.edge_keys if k.split("|")[1] == "supersedes"}
         old = sorted(
-            (n.get("last_activated", ""), nid) for nid, n in self.nodes.items() if n.get("kind") in ("decision", "correction")
+            (n.get("last_activated", ""), nid) for nid, n in self.nodes.items() if n.get("kind") in DECISION_KINDS
         )
-        ids = [nid for _, nid in old] + [nid for nid, v in self.added.items() if v["kind"] in ("decision", "correction")]
+        ids = [nid for _, nid in old] + [nid for nid, v in self.added.items() if v["kind"] in DECISION_KINDS]
         return [i for i in ids if i not in superseded]
 
     def finish(self) -> list[dict[str, Any]]:

@@ -35,13 +35,14 @@ the names and the count :mod:`rolling_graph.render.names`, the graph as they rea
 
 from __future__ import annotations
 
+from rolling_graph.core.model import INTENT_KINDS
 from rolling_graph.render import sections
 from rolling_graph.render.layout import Block, Section
 from rolling_graph.render.lod import OPEN, OPEN_EARLIER
 from rolling_graph.render.names import add_rest
 from rolling_graph.render.rank import PRESETS as RANK_PRESETS
 from rolling_graph.render.sections import COUNT_RESERVE, RestoreSettings
-from rolling_graph.render.view import INTENT, NOT_NAMES, RestoreView
+from rolling_graph.render.view import NOT_NAMES, RestoreView
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ NAMES_PER_INTENT = 20
 
 def _mostly_names(g: RestoreView) -> bool:
     names = sum(len(ids) for kind, ids in g.by_kind.items() if kind not in NOT_NAMES)
-    intent = sum(len(g.by_kind.get(kind, [])) for kind in INTENT)
+    intent = sum(len(g.by_kind.get(kind, [])) for kind in INTENT_KINDS)
     return names >= NAMES_PER_INTENT * max(1, intent)
 
 

@@ -9,6 +9,7 @@ on their successor's line. Everything in force is ranked once
 from __future__ import annotations
 
 from rolling_graph.core.focus import rejected_ids, superseded_by
+from rolling_graph.core.model import INTENT_KINDS
 from rolling_graph.render.layout import file_path
 from rolling_graph.render.rank import best_first, facts_of, is_removed, recency_key, scores
 
@@ -21,8 +22,7 @@ if TYPE_CHECKING:
 
 #: Kinds with a section of their own (requests, tasks, decisions) or none (summaries):
 #: never in the list of further names.
-INTENT = ("decision", "correction", "preference")
-NOT_NAMES = frozenset({"request", "task", "summary", *INTENT})
+NOT_NAMES = frozenset({"request", "task", "summary", *INTENT_KINDS})
 #: A rejected option of at most this many words is a name whose words mark related names.
 OPTION_WORDS = 3
 _OPTION_STOP = frozenset("the and for use using with not new old via from into".split())

@@ -26,11 +26,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from rolling_graph.core.model import INTENT_KINDS
 from rolling_graph.warm import rank
 
-INTENT = ("decision", "correction", "preference")
 #: Kinds the snapshot brings in through the sections above only, never as ranked names.
-NOT_NAMES = frozenset({"request", "task", "error", "summary", *INTENT})
+NOT_NAMES = frozenset({"request", "task", "error", "summary", *INTENT_KINDS})
 
 
 @dataclass(frozen=True)
@@ -120,7 +120,7 @@ def _decisions(conn: Any, pid: int, now: datetime, columns: str, s: StartupSetti
     )
     rows = _rows(conn.execute(
         f"({in_force} ORDER BY n.weight DESC, n.id LIMIT %(n)s) UNION ({in_force} ORDER BY n.last_activated DESC, n.id LIMIT %(n)s)",
-        {"p": pid, "k": list(INTENT), "n": s.decision_pool},
+        {"p": pid, "k": list(INTENT_KINDS), "n": s.decision_pool},
     ), columns)
     by_id = {r["id"]: r for r in rows}
     pool = [rank.Candidate(id=r["id"], weight=float(r["weight"]), last_activated=r["last_activated"],
