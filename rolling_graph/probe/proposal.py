@@ -17,7 +17,9 @@ from rolling_graph.core.ids import name_id, slugify
 from rolling_graph.core.model import DECISION_KINDS
 
 if TYPE_CHECKING:
-    from rolling_graph.core.types import Confidence, Domain, NodeKind, PendingEvent, SessionDoc, Verb
+    from collections.abc import Mapping
+
+    from rolling_graph.core.types import Confidence, Domain, Edge, Node, NodeKind, PendingEvent, SessionDoc, Verb
 
 #: New nodes one probe may add (tool-heavy batches name many files and symbols).
 MAX_NODES_PER_PROBE = 100
@@ -37,14 +39,13 @@ def event_seq(event: PendingEvent) -> int | None:
 
 class Proposal:
     def __init__(self, doc: SessionDoc) -> None:
-        self.nodes: dict[str, Any] = doc.get("nodes", {})
-        self.edges: dict[str, Any] = doc.get("edges", {})
-        self.project: str | None = doc.get("project") if isinstance(doc.get("project"), str) else None
-        gate = doc.get("gate")
-        root = gate.get("root") if isinstance(gate, dict) else None
+        self.nodes: dict[str, Node] = doc["nodes"]
+        self.edges: dict[str, Edge] = doc["edges"]
+        self.project = doc["project"]
+        root = doc["gate"].get("root")
         #: The session's worktree top level (the gate's root): paths are keyed relative to it,
         #: so one file in two worktrees of the project is one node. Else the project root.
-        self.root: str | None = root if isinstance(root, str) and root.startswith("/") else self.project
+        self.root = root if root and root.startswith("/") else self.project
         self.ops: list[dict[str, Any]] = []
         self.added: dict[str, dict[str, Any]] = {}
         self.activated: set[str] = set()
@@ -56,7 +57,8 @@ class Proposal:
     def exists(self, nid: str) -> bool:
         return nid in self.nodes or nid in self.added
 
-    def get(self, nid: str) -> dict[str, Any]:
+    def get(self, nid: str) -> Mapping[str, object]:
+        """The node (as proposed, or as the graph holds it), or ``{}``."""
         return self.added.get(nid) or self.nodes.get(nid) or {}
 
     def label_of(self, nid: str) -> str:

@@ -11,14 +11,17 @@ same name does. The project's resume snapshot is rewritten at once.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.core.config import Settings
 from rolling_graph.store.forget import named_ids
 from rolling_graph.warm import resume, upsert
 
+if TYPE_CHECKING:
+    from rolling_graph.warm.db import Connection
 
-def forget_nodes(conn: Any, settings: Settings, root: str, names: list[str]) -> list[tuple[str, str, bool]]:
+
+def forget_nodes(conn: Connection, settings: Settings, root: str, names: list[str]) -> list[tuple[str, str, bool]]:
     """Forget the nodes of project ``root`` that ``names`` name: by id, or by a label (any
     case) that one node alone has. Returns ``(id, label, anchor)`` of each one forgotten (an
     anchor came from flat memory, and seeding brings it back while its memory is there).
@@ -32,10 +35,10 @@ def forget_nodes(conn: Any, settings: Settings, root: str, names: list[str]) -> 
         if row is None:
             return []
         pid = int(row[0])
-        labels = dict(conn.execute(
+        labels: dict[str, str] = {nid: label for nid, label in conn.execute(
             "SELECT id, label FROM nodes WHERE project_id = %s AND (id = ANY(%s) OR lower(label) = ANY(%s))",
             (pid, names, [n.strip().lower() for n in names]),
-        ).fetchall())
+        ).fetchall()}
         ids = named_ids(names, labels)
         gone = conn.execute(
             "DELETE FROM nodes WHERE project_id = %s AND id = ANY(%s) RETURNING id, label, anchor", (pid, ids)
@@ -51,7 +54,7 @@ def forget_nodes(conn: Any, settings: Settings, root: str, names: list[str]) -> 
     return [(str(nid), str(label), bool(anchor)) for nid, label, anchor in gone]
 
 
-def forgotten(conn: Any, pid: int) -> dict[str, datetime]:
+def forgotten(conn: Connection, pid: int) -> dict[str, datetime]:
     """The project's forgotten node ids and when each was forgotten."""
     return {str(nid): at for nid, at in conn.execute("SELECT node_id, forgotten_at FROM forgotten_nodes WHERE project_id = %s", (pid,))}
 
@@ -64,7 +67,7 @@ def keep_remembered(nodes: list[dict[str, Any]], gone: dict[str, datetime]) -> l
     return [n for n in nodes if n["id"] not in gone or n["last_activated"] > gone[n["id"]]]
 
 
-def unforget_nodes(conn: Any, root: str, ids: list[str]) -> list[str]:
+def unforget_nodes(conn: Connection, root: str, ids: list[str]) -> list[str]:
     """Let project ``root``'s forgotten ``ids`` back: their reconciles count again. Returns
     the ids that were forgotten. Commits."""
     with conn.transaction():
@@ -76,7 +79,7 @@ def unforget_nodes(conn: Any, root: str, ids: list[str]) -> list[str]:
     return [str(nid) for (nid,) in back]
 
 
-def forgotten_list(conn: Any, root: str) -> list[tuple[str, str, datetime]]:
+def forgotten_list(conn: Connection, root: str) -> list[tuple[str, str, datetime]]:
     """Project ``root``'s forgotten nodes: ``(id, label, when)``, newest first."""
     return [
         (str(nid), str(label), at)
