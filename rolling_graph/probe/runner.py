@@ -117,8 +117,8 @@ def _unapplied(store: SidecarStore, sid: str, stale: list[PendingEvent], since: 
 
 
 def _take_batch(store: SidecarStore, sid: str) -> Batch:
-    with store.transaction(sid, graph=False) as doc:
-        gate = doc["gate"]
+    with store.hook_transaction(sid, index="none") as view:  # the state alone: no graph parsed
+        gate = view.state["gate"]
         stale, pending = list(gate.get("inflight", [])), list(gate.get("pending", []))
         if stale:
             stale = gate["inflight"] = _unapplied(store, sid, stale, gate.get("inflight_from"))
@@ -253,9 +253,13 @@ def _refold(
 
 
 def _apply(
-    store: SidecarStore, settings: Settings, sid: str, batch: list[PendingEvent], result: ProbeResult, why: str
+    store: SidecarStore, settings: Settings, sid: str, batch: list[PendingEvent], result: ProbeResult, why: str,
+    proposed_on: SessionDoc | None = None,
 ) -> JournalEntry:
-    with store.transaction(sid) as doc:
+    """Journal the answer under the session's lock: on the graph it was proposed on
+    (``proposed_on``) when nothing changed it meanwhile (not parsed again), else on the
+    graph as it is now."""
+    with store.transaction(sid, parsed=proposed_on) as doc:
         now = settings.clock.now()
         gate, counters = doc["gate"], doc["counters"]
         reasons = list(dict.fromkeys(r for e in batch for r in e["reasons"])) or list(
@@ -311,13 +315,13 @@ def run_probe(settings: Settings, sid: str) -> int:
                 taken = _take_batch(store, sid)
                 if not taken:
                     break
-                doc = store.load(sid)
                 # Each event made to fit its declared shape (read back from a file), then the
                 # assistant's text since the last probe joins the batch (from the transcript);
                 # all of it is redacted before any model sees it and before the journal.
                 batch = redact_batch(with_assistant_text(store, sid, [normalize_event(e) for e in taken]))
+                doc = store.load(sid)  # the round's one parse of the graph: the proposal's, and the commit's
                 result, why = _propose(settings, batch, doc, taken.offline_because)
-                _apply(store, settings, sid, batch, result, why)
+                _apply(store, settings, sid, batch, result, why, doc)
                 rounds += 1
         # Lock released: anything that arrived meanwhile and found the lock held is ours.
         state = store.load_state(sid)

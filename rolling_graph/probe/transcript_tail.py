@@ -174,8 +174,8 @@ def with_assistant_text(store: SidecarStore, sid: str, batch: list[PendingEvent]
     the gate state). Nothing changes when the transcript is unknown or unreadable."""
     if not batch:
         return batch
-    with store.transaction(sid, graph=False) as doc:
-        gate = doc["gate"]
+    with store.hook_transaction(sid, index="none") as view:  # the state alone: no graph parsed
+        gate = view.state["gate"]
         path = gate.get("transcript")
         if not isinstance(path, str) or not path:
             return batch

@@ -287,10 +287,15 @@ class SessionFiles:
         """A snapshot of the combined document (graph + gate, ledger, counters)."""
         return {**self.load_graph(sid), **self.load_state(sid)}
 
-    def load_locked(self, sid: str) -> SessionDoc:
-        """The combined document, with the session's lock held (a new session's when there is none)."""
+    def load_locked(self, sid: str, parsed: GraphDoc | None = None) -> SessionDoc:
+        """The combined document, with the session's lock held (a new session's when there is
+        none). ``parsed``: the graph as the caller holds it, taken as it is while the journal
+        is the size it reflects (nothing has changed the graph since), else read again."""
         os.makedirs(self.dir, exist_ok=True)
-        if os.path.exists(self.path(sid, "graph.json")) or os.path.exists(self.path(sid, "journal.jsonl")):
+        jpath = self.path(sid, "journal.jsonl")
+        if parsed is not None and os.path.exists(jpath) and parsed.get("journal_bytes") == journal_mod.journal_size(jpath):
+            graph = graph_part(parsed)  # type: ignore[arg-type]  # a graph, or a whole document: its graph part
+        elif os.path.exists(self.path(sid, "graph.json")) or os.path.exists(jpath):
             graph = self.load_graph_locked(sid)
         else:
             graph = new_graph(sid)

@@ -65,15 +65,15 @@ def _trial_copy(doc: SessionDoc, entry: JournalEntry) -> GraphDoc:
 
 
 class _Transaction:
-    def __init__(self, store: SidecarStore, sid: str, graph: bool) -> None:
-        self.store, self.sid, self.graph = store, sid, graph
+    def __init__(self, store: SidecarStore, sid: str, graph: bool, parsed: GraphDoc | None = None) -> None:
+        self.store, self.sid, self.graph, self.parsed = store, sid, graph, parsed
         self.lock = store.lock(sid)
         self.doc: SessionDoc
 
     def __enter__(self) -> SessionDoc:
         self.lock.__enter__()
         try:
-            self.doc = self.store.files.load_locked(self.sid)
+            self.doc = self.store.files.load_locked(self.sid, self.parsed)
         except BaseException:
             self.lock.__exit__()
             raise
@@ -330,17 +330,22 @@ class SidecarStore:
     # -- transactions ----------------------------------------------------------------------
     def hook_transaction(self, sid: str, *, index: IndexPart = "full") -> _HookView:
         """The hook's locked read-modify-write of its state, with the index at hand (``"tool"``:
-        only what a tool result reads, :func:`rolling_graph.store.index.tool_view`; ``"none"``) and
-        the full graph parsed only if :meth:`_HookView.graph` is called."""
+        only what a tool result reads, :func:`rolling_graph.store.index.tool_view`; ``"none"``:
+        the state alone, as the probe takes its batch) and the full graph parsed only if
+        :meth:`_HookView.graph` is called."""
         return _HookView(self, sid, index)
 
-    def transaction(self, sid: str, *, graph: bool = True) -> _Transaction:
+    def transaction(self, sid: str, *, graph: bool = True, parsed: GraphDoc | None = None) -> _Transaction:
         """``with store.transaction(sid) as doc:`` — locked read-modify-write.
 
-        With ``graph=False`` only the state part (gate, ledger, counters) is written back:
-        the hook's path. Graph changes must go through :meth:`commit_entry`.
+        With ``graph=False`` only the state part (gate, ledger, counters) is written back
+        (a transaction that reads only the state: :meth:`hook_transaction`, ``index="none"``).
+        ``parsed``: this session's graph as the caller already holds it (:meth:`load`), used
+        instead of reading the file again when the journal has not grown since (the graph
+        changes only through it); the caller's document is then the transaction's, and
+        nothing may have changed its graph part. Graph changes must go through :meth:`commit_entry`.
         """
-        return _Transaction(self, sid, graph)
+        return _Transaction(self, sid, graph, parsed)
 
     def journal_group(self, sid: str) -> _JournalGroup:
         """``with store.journal_group(sid):`` inside a transaction: the entries committed in
