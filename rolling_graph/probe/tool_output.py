@@ -242,19 +242,6 @@ def error_id(line: str) -> str:
 
 
 # -- commits and the tracker ------------------------------------------------------------------
-def quoted_message(command: str) -> str | None:
-    """A ``git commit`` message's first line: ``-m "…"``, ``-m '…'`` or a heredoc."""
-    m = re.search(r"<<-?\s*['\"]?(\w+)['\"]?\s*\n(.*?)\n\s*\1\b", command, re.DOTALL)
-    if m:
-        body = m.group(2).strip()
-        return body.split("\n", 1)[0].strip() if body else None
-    m = re.search(r"(?:-m|--message)(?:=|\s+)(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)')", command)
-    if m:
-        body = (m.group(1) or m.group(2) or "").strip()
-        return body.split("\n", 1)[0].strip() or None
-    return None
-
-
 _COMMIT_OUT_RE = re.compile(r"^\[(?P<branch>[^\s\]]+)(?: \([\w -]+\))? (?P<sha>[0-9a-f]{7,40})\] (?P<subject>.+)$", re.MULTILINE)
 
 

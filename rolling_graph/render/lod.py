@@ -38,7 +38,6 @@ OPEN = opening("hot graph")
 #: A new session's block: what the project's earlier sessions left (the warm graph's pull).
 OPEN_EARLIER = opening("earlier sessions")
 CLOSE = "</rolling-graph-memory>"
-LABEL_SHOWN = 90
 SUMMARY_SHOWN = 160
 HEADING_SHOWN = 120
 _WORD_RE = lazy(r"[a-z0-9][a-z0-9+#.-]{2,}")
