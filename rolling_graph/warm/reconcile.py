@@ -28,7 +28,7 @@ from rolling_graph.warm import db, embeddings, forget, keys, merge, rank, resume
 from rolling_graph.warm.embed_alongside import EmbedAlongside, pending, store_pending
 
 if TYPE_CHECKING:
-    from rolling_graph.core.types import GraphDoc, SessionDoc
+    from rolling_graph.core.types import Edge, GraphDoc, Node, SessionDoc
     from rolling_graph.warm.db import Connection
 
 TRIGGERS = ("pre-compact", "session-end", "manual", "recover")
@@ -82,7 +82,7 @@ def _time(text: str, fallback: datetime) -> datetime:
     return parse_iso(text) or fallback
 
 
-def _clean_nodes(doc: GraphDoc, now: datetime, nodes: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def _clean_nodes(doc: GraphDoc, now: datetime, nodes: dict[str, Node] | None = None) -> list[dict[str, Any]]:
     """The hot nodes as the warm graph stores them: labels, summaries and facts redacted
     again (the warm graph outlives the session), values clamped to the warm schema. A node
     pulled from the warm graph and never touched in the session is marked ``untouched``:
@@ -127,7 +127,7 @@ def _clean_nodes(doc: GraphDoc, now: datetime, nodes: dict[str, Any] | None = No
     return out
 
 
-def _clean_edges(doc: GraphDoc, node_ids: set[str], now: datetime, edges: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def _clean_edges(doc: GraphDoc, node_ids: set[str], now: datetime, edges: dict[str, Edge] | None = None) -> list[dict[str, Any]]:
     out = []
     for raw in (doc["edges"] if edges is None else edges).values():
         s, r, t = raw["source"], raw["relationship"], raw["target"]
