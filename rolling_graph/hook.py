@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 
+from rolling_graph.capture.payload import CompactSummary, Prompt, SessionStart, ToolResult, parse
 from rolling_graph.core import jsonio
 from rolling_graph.core.clock import now_iso
 from rolling_graph.core.config import PROBE_CHILD_ENV, ConfigError, Settings, load_settings
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Container
     from typing import Any
 
+    from rolling_graph.capture.payload import Payload
     from rolling_graph.core.types import HookOutput, HookState, PendingEvent, SessionDoc
     from rolling_graph.store.sidecar import IndexPart
 
@@ -92,50 +94,50 @@ def _start_probe(store: SidecarStore, settings: Settings, sid: str) -> None:
     spawn_later(python_module("rolling_graph.probe.runner"), ["--session", sid], os.path.join(settings.home_dir, "logs", "probe.log"), env)
 
 
-def _ensure_session(store: SidecarStore, sid: str, payload: dict[str, Any]) -> None:
+def _ensure_session(store: SidecarStore, sid: str, event: Payload) -> None:
     """Create the session's graph (journaled with its project) on first sight."""
     if store.exists(sid):
         return
     with store.transaction(sid) as doc:
-        _init_session(store, doc, payload)
+        _init_session(store, doc, event)
 
 
-def _init_session(store: SidecarStore, doc: SessionDoc, payload: dict[str, Any]) -> bool:
-    """Journal a new session's first entry, with its project (``doc`` is held in a
-    transaction). Returns whether the session was new."""
+def _init_session(store: SidecarStore, doc: SessionDoc, event: Payload) -> bool:
+    """Journal a new session's first entry, with its project (the git top level of the
+    event's ``cwd``; ``doc`` is held in a transaction). Returns whether the session was new."""
     if doc["journal_seq"] != 0:
         return False
     from rolling_graph.store.project import project_root
 
-    project = project_root(payload.get("cwd") if isinstance(payload.get("cwd"), str) else None)
+    project = project_root(event.cwd)
     doc["project"] = project
     store.commit_entry(doc, {"kind": "init", "rationale": "session started", "ops": [], "reasons": [], "project": project})
     return True
 
 
 def _gate_event(
-    state: HookState | SessionDoc, event_name: str, payload: dict[str, Any], now: str, settings: Settings, node_ids: Container[str]
+    state: HookState | SessionDoc, event: ToolResult | Prompt | CompactSummary, now: str, settings: Settings, node_ids: Container[str]
 ) -> tuple[PendingEvent, list[str]]:
     """Count the event, turn it into a pending event, and ask the gate (``node_ids``:
     anything supporting ``in`` — the index's node map)."""
     from rolling_graph.capture import gate as gate_mod
-    from rolling_graph.capture.events import event_from_payload
+    from rolling_graph.capture.events import pending_event
 
     c = state["counters"]
     c["events"] += 1
-    if event_name == "UserPromptSubmit":
+    if isinstance(event, Prompt):
         c["prompts"] += 1
-    elif event_name in ("PostToolUse", "PostToolUseFailure"):
+    elif isinstance(event, ToolResult):
         c["tool_events"] += 1
-    event = event_from_payload(event_name, payload, f"e{c['events']}", now)
-    reasons = gate_mod.check(event, node_ids, state["gate"], settings.gate)
-    gate_mod.enqueue(event, state["gate"], reasons)
+    pending = pending_event(event, f"e{c['events']}", now)
+    reasons = gate_mod.check(pending, node_ids, state["gate"], settings.gate)
+    gate_mod.enqueue(pending, state["gate"], reasons)
     if reasons:
         c["gate_fired"] += 1
         by = c["gate_reasons"]
         for r in reasons:
             by[r] = by.get(r, 0) + 1
-    return event, reasons
+    return pending, reasons
 
 
 def _cap_notice(doc: HookState) -> str | None:
@@ -146,49 +148,50 @@ def _cap_notice(doc: HookState) -> str | None:
     return notice
 
 
-def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event_name: str, payload: dict[str, Any]) -> HookOutput | None:
+def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event: ToolResult | Prompt) -> HookOutput | None:
     now = settings.clock.now_iso()
-    _ensure_session(store, sid, payload)
+    _ensure_session(store, sid, event)
     sync = settings.probe.mode == "sync"
-    part: IndexPart = "full" if event_name == "UserPromptSubmit" else "tool"  # a tool result reads less of the index
+    part: IndexPart = "full" if isinstance(event, Prompt) else "tool"  # a tool result reads less of the index
     with store.hook_transaction(sid, index=part) as view:
-        event, reasons = _gate_event(view.state, event_name, payload, now, settings, view.node_ids)
-        text = "" if (reasons and sync) else inject.speak(view, event_name, event, settings)
+        pending, reasons = _gate_event(view.state, event, now, settings, view.node_ids)
+        text = "" if (reasons and sync) else inject.speak(view, event.event, pending, settings)
         notice = _cap_notice(view.state)
-    if event_name == "UserPromptSubmit" and view.state["counters"]["prompts"] == 1:
-        warm.start_pull(settings, sid, event["text"], store.project(sid))
+    if isinstance(event, Prompt) and view.state["counters"]["prompts"] == 1:
+        warm.start_pull(settings, sid, pending["text"], store.project(sid))
     if reasons:
         _start_probe(store, settings, sid)
         if sync:  # the probe has run: tell the model what it found for this very event
             with store.hook_transaction(sid, index=part) as view:
-                text = inject.speak(view, event_name, event, settings)
+                text = inject.speak(view, event.event, pending, settings)
                 notice = notice or _cap_notice(view.state)
-    return _output(event_name, text, notice)
+    return _output(event.event, text, notice)
 
 
-def on_session_start(store: SidecarStore, settings: Settings, sid: str, payload: dict[str, Any]) -> HookOutput | None:
+def on_session_start(store: SidecarStore, settings: Settings, sid: str, event: SessionStart) -> HookOutput | None:
     now = settings.clock.now()
-    source = payload["source"] if isinstance(payload.get("source"), str) else "startup"
+    source = event.source
     if source == "compact":
         from rolling_graph.capture.compact_summary import latest_summary
 
-        summary = latest_summary(payload.get("transcript_path"))
+        summary = latest_summary(event.transcript_path)
     else:
         summary = None
+    queued = CompactSummary("CompactSummary", {"text": summary}) if summary else None
     sync = settings.probe.mode == "sync"
-    if summary and sync:  # the probe runs first, so the block below already holds what it found
-        _ensure_session(store, sid, payload)
+    if queued and sync:  # the probe runs first, so the block below already holds what it found
+        _ensure_session(store, sid, event)
         with store.hook_transaction(sid) as view:
-            _gate_event(view.state, "CompactSummary", {"text": summary}, settings.clock.now_iso(), settings, view.node_ids)
+            _gate_event(view.state, queued, settings.clock.now_iso(), settings, view.node_ids)
         _start_probe(store, settings, sid)
     # One locked read of the graph serves a new session's creation, the summary's queueing,
     # the resume merge and the block (a 2,000-node graph costs ~10 ms a parse); the graph
     # file is rewritten only if the session is new or the merge added to it.
     tx = store.transaction(sid)
     with tx as doc:
-        created = _init_session(store, doc, payload)
-        if summary and not sync:
-            _gate_event(doc, "CompactSummary", {"text": summary}, settings.clock.now_iso(), settings, doc["nodes"])
+        created = _init_session(store, doc, event)
+        if queued and not sync:
+            _gate_event(doc, queued, settings.clock.now_iso(), settings, doc["nodes"])
         snapshot = warm.read_resume_snapshot(settings, doc["project"]) if source in ("startup", "resume", "clear") else None
         merged = snapshot is not None and warm.merge_snapshot(store, doc, snapshot, now, source)
         tx.graph = created or merged
@@ -263,18 +266,19 @@ def _adopt_plugin_data(settings: Settings) -> None:
 
 
 def handle_event(event: str, payload: dict[str, Any], settings: Settings | None = None) -> HookOutput | None:
-    """Handle one hook event; returns the hook's JSON output or None."""
+    """Handle one hook event (its payload parsed once, here); returns the hook's JSON output or None."""
     if event not in EVENTS:
         raise BadInput(f"unknown event {event!r}; expected one of {', '.join(EVENTS)}")
     settings = settings or load_settings()
-    sid = validate_session_id(payload.get("session_id"))
+    parsed = parse(EVENTS[event], payload)
+    sid = validate_session_id(parsed.session_id)
     store = SidecarStore(settings)
-    name = EVENTS[event]
-    if name in ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure"):
-        return on_prompt_or_tool(store, settings, sid, name, payload)
-    if name == "SessionStart":
+    name = parsed.event
+    if isinstance(parsed, (ToolResult, Prompt)):
+        return on_prompt_or_tool(store, settings, sid, parsed)
+    if isinstance(parsed, SessionStart):
         _adopt_plugin_data(settings)
-        return on_session_start(store, settings, sid, payload)
+        return on_session_start(store, settings, sid, parsed)
     if name == "PreCompact":
         on_flush(store, settings, sid, "pre-compact")
     elif name == "SessionEnd":

@@ -1,4 +1,4 @@
-"""Builders for the restore block's tests: DESIGN.md's billing session as a hot graph, and
+"""Builders for the restore block's tests: the billing session of render/restore.py's example as a hot graph, and
 helpers to find a block's lines."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def edge(doc: dict[str, Any], source: str, verb: str, target: str) -> None:
 
 
 def billing_session(fillers: int = 0) -> dict[str, Any]:
-    """DESIGN.md's example: a session fixing double proration in a Django app."""
+    """The restore block's example (render/restore.py): a session fixing double proration in a Django app."""
     doc = new_document("s", project="/home/ada/shop", now=NOW)
     node(doc, "req-old", "look at the billing module", "request", seq=1, by="user")
     node(doc, "req", "invoices for annual plans are prorated twice — find out why and fix it", "request", seq=3, by="user")

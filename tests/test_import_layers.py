@@ -261,11 +261,11 @@ def test_every_dynamic_import_names_its_module(graph: dict[str, Module]) -> None
 #: module in none of these sets is not on the user's critical path and is ordinary Python
 #: (imports at the top, ``typing`` at run time); one in them may defer imports and hide its
 #: annotations behind ``TYPE_CHECKING = False``. Adding a module here costs every such event.
-_EVERY_EVENT = {"rolling_graph", "hook", "core", "core.config", "core.errors", "core.clock", "core.ids", "core.model", "core.normalize",
+_EVERY_EVENT = {"rolling_graph", "hook", "capture", "capture.payload", "capture.text", "core", "core.config", "core.errors", "core.clock", "core.ids", "core.model", "core.normalize",
                 "core.jsonio", "store", "store.atomic", "store.journal", "store.sidecar", "store.files", "store.repair", "core.detach",
                 "render", "render.inject", "warm", "warm.hook_side", "store.shape"}
 #: An event turned into a pending event, and judged.
-_GATED = {"capture", "capture.events", "capture.gate", "store.index", "core.ledger", "core.filepaths"}
+_GATED = {"capture.events", "capture.gate", "store.index", "core.ledger", "core.filepaths"}
 _RENDERED = {"core.adjacency", "render.lod", "safety", "safety.sanitize", "core.lazyre", "core.focus", "core.decay", "core.weights",
              "store.index", "core.ledger"}
 _RULES = {"safety.private", "safety.cues", "safety.rules"}  # the project's own redaction rules, no library
@@ -277,7 +277,7 @@ HOOK_MODULES: dict[str, set[str]] = {
     "user-prompt-submit": _EVERY_EVENT | _GATED | _RENDERED | _RULES | {
         "store.project", "warm.snapshot", "store.graph_cache", "capture.entities", "core.vocabulary", "safety.redact", "store.branches",
         "store.userfile"},
-    "post-tool-use": _EVERY_EVENT | _GATED | _RENDERED | _RULES | {"capture.tool_data"},
+    "post-tool-use": _EVERY_EVENT | _GATED | _RENDERED | _RULES | {"capture.tools"},
     "stop": _EVERY_EVENT,
     "pre-compact": _EVERY_EVENT,
     "session-end": _EVERY_EVENT,

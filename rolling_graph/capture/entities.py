@@ -19,6 +19,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from rolling_graph.core.types import Domain, NodeKind
+
 _PATH_RE = lazy(r"(?<![\w/.-])(?:~?/)?(?:[\w.@-]+/)+[\w@-][\w.@-]*\.[A-Za-z0-9]{1,8}\b|(?<![\w/.-])[\w-]+\.(?:py|js|ts|tsx|jsx|rs|go|java|rb|md|json|toml|yaml|yml|sql|sh|css|html|txt|cfg|ini|lock)\b")
 _CODE_RE = lazy(r"`([^`\n]{2,60})`")
 _CAMEL_RE = lazy(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[a-z]+(?:[A-Z][a-z0-9]+)+\b")
@@ -41,7 +43,7 @@ _STOP = frozenset(
     Warning Traceback File Line None True False Null""".split()
 )
 
-DOMAIN_WORDS: dict[str, frozenset[str]] = {
+DOMAIN_WORDS: dict[Domain, frozenset[str]] = {
     "technical": frozenset(
         """code bug error function class module api database db schema query index test tests build compile
         deploy server endpoint migration refactor cache latency performance memory thread async type types
@@ -115,15 +117,15 @@ def _good_name(name: str) -> bool:
 PLACEHOLDERS = frozenset({"USER", "USERNAME", "REDACTED", "HOME", "PATH", "TOKEN", "SECRET", "Request", "TODO"})
 
 
-def names_in(text: str, *, caps: bool = True) -> list[tuple[str, str]]:
+def names_in(text: str, *, caps: bool = True) -> list[tuple[str, NodeKind]]:
     """Named things in free text as ``(label, kind)``; files are left to :func:`paths_in`.
 
     ``caps=False`` leaves out capitalised words (the weakest evidence of a name): for text
     that is not the user's own, such as a compaction summary or the assistant's notes.
     """
-    out: dict[str, tuple[str, str]] = {}
+    out: dict[str, tuple[str, NodeKind]] = {}
 
-    def put(label: str, kind: str) -> None:
+    def put(label: str, kind: NodeKind) -> None:
         label = label.strip(" .,:;!?'\"()[]{}")
         # A file name is a file (the event's paths make its node), never an entity or a
         # symbol: "README.md" as an entity took the file node's id, and its path was refused.
@@ -158,7 +160,7 @@ def _looks_like_name(word: str) -> bool:
     return any(c.isupper() for c in word[1:]) or any(c.isdigit() for c in word)
 
 
-def classify_domain(text: str) -> tuple[str | None, float]:
+def classify_domain(text: str) -> tuple[Domain | None, float]:
     """The domain with most keyword evidence and the share of evidence it holds."""
     words = _WORD_RE.findall(text.lower())
     scores = {d: 0 for d in DOMAIN_WORDS}

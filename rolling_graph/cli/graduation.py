@@ -7,7 +7,7 @@ line and exit 1. ``graduate --nightly`` prints exactly one summary line (cron ma
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -17,6 +17,9 @@ from rolling_graph.core.config import Settings, load_settings
 from rolling_graph.core.errors import UserError
 from rolling_graph.store.project import project_root
 from rolling_graph.warm import embeddings
+
+if TYPE_CHECKING:
+    from rolling_graph.warm.db import Connection
 
 
 def _settings() -> tuple[Settings, Any]:
@@ -64,7 +67,7 @@ def graduate_cmd(
     console.print(summary.line(), highlight=False, soft_wrap=True)
 
 
-def _print_pending(conn: Any, pids: list[int]) -> None:
+def _print_pending(conn: Connection, pids: list[int]) -> None:
     from rolling_graph.graduation import candidates as graduation
     from rolling_graph.graduation import review
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -18,6 +18,9 @@ from rolling_graph.core.errors import UserError
 from rolling_graph.core.ids import validate_session_id
 from rolling_graph.store.sidecar import SidecarStore
 from rolling_graph.warm import embeddings, server
+
+if TYPE_CHECKING:
+    from rolling_graph.warm.db import Connection
 
 console = Console()
 err = Console(stderr=True)
@@ -173,7 +176,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(db_app, name="db")
 
 
-def hnsw_recall(conn: Any, model: str, dim: int, samples: int = 20, k: int = 10) -> float | None:
+def hnsw_recall(conn: Connection, model: str, dim: int, samples: int = 20, k: int = 10) -> float | None:
     """Mean recall@k of the model's HNSW index against exact search (same project, same model)."""
     rows = conn.execute(
         "SELECT project_id, embedding::text FROM node_embeddings WHERE model = %s ORDER BY random() LIMIT %s", (model, samples)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from rolling_graph.core.model import TASK_STATUSES
+
 if TYPE_CHECKING:
     from rolling_graph.core.types import NodeFacts
 
@@ -33,7 +35,7 @@ SPEC: dict[str, tuple[str, Any]] = {
     "outcome": ("enum", ("pass", "fail", None)),
     "result": ("str", 120),
     "state": ("enum", ("open", "resolved")),
-    "status": ("enum", ("pending", "in_progress", "completed")),
+    "status": ("enum", TASK_STATUSES),
     "ref": ("str", 40),
     "from": ("str", 80),
     "seq": ("int", 1_000_000_000),

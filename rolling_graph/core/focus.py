@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from rolling_graph.core.clock import parse_iso
 from rolling_graph.core.decay import recency
+from rolling_graph.core.model import DECISION_KINDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ def rejected_ids(nodes: dict[str, Node], edges: dict[str, Edge], old: Container[
         if "|contradicts|" in key:
             source, _, target = key.split("|")
             src = nodes.get(source)
-            if src and src["kind"] in ("decision", "correction") and source not in old:
+            if src and src["kind"] in DECISION_KINDS and source not in old:
                 out.add(target)
     return out
 

@@ -12,14 +12,16 @@ from __future__ import annotations
 
 import zlib
 
+from rolling_graph.core.model import INTENT_KINDS
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rolling_graph.core.types import Adjacency, GraphDoc, Ledger
 
 #: Edges whose appearance makes a node worth re-telling.
 MEANINGFUL = frozenset({"supersedes", "decides", "blocks", "contradicts"})
-#: Kinds a prompt delta may carry even when not near the focus.
-INTENT_KINDS = frozenset({"decision", "correction", "preference", "error"})
+#: Kinds a prompt delta may carry even when not near the focus: the session's intent, and errors.
+NEWS_KINDS = frozenset({*INTENT_KINDS, "error"})
 LEDGER_MAX = 5000
 
 

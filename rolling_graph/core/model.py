@@ -28,15 +28,28 @@ TYPE_CHECKING = False  # avoid importing typing (and datetime) on the hook path
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from rolling_graph.core.types import Counters, Edge, GateState, GraphDoc, HookState, Ledger, Node, SessionDoc
+    from rolling_graph.core.types import (
+        Confidence,
+        Counters,
+        Domain,
+        Edge,
+        GateState,
+        GraphDoc,
+        HookState,
+        Ledger,
+        Node,
+        NodeKind,
+        SessionDoc,
+        Verb,
+    )
 
 SCHEMA_VERSION = 1
 
-DOMAINS: tuple[str, ...] = ("relationship", "project", "technical", "personal")
+DOMAINS: tuple[Domain, ...] = ("relationship", "project", "technical", "personal")
 
 #: What a node stands for. ``decision`` and ``correction`` carry the session's intent and
 #: are what the ledger and the PostToolUse injection care about most.
-KINDS: tuple[str, ...] = (
+KINDS: tuple[NodeKind, ...] = (
     "concept",
     "entity",
     "file",
@@ -52,8 +65,15 @@ KINDS: tuple[str, ...] = (
     "commit",  # a git commit made in the session
 )
 
+#: The kinds that state a choice: a decision, or a correction (a decision that reverses an
+#: earlier one, which it ``supersedes``).
+DECISION_KINDS: tuple[NodeKind, ...] = ("decision", "correction")
+#: The kinds that carry the session's intent, what the restore block calls "decisions in
+#: force": choices, and the user's preferences.
+INTENT_KINDS: tuple[NodeKind, ...] = (*DECISION_KINDS, "preference")
+
 #: The fixed edge vocabulary. There is deliberately no generic ``related_to``.
-VERBS: tuple[str, ...] = (
+VERBS: tuple[Verb, ...] = (
     "blocks",
     "informs",
     "contradicts",
@@ -65,8 +85,11 @@ VERBS: tuple[str, ...] = (
     "decides",
 )
 
+#: A task's status (a task node's ``status`` fact; TodoWrite's and TaskUpdate's words).
+TASK_STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed")
+
 #: Typed confidence: how we came to hold a node. Corrections outrank everything.
-CONFIDENCE: tuple[str, ...] = ("asserted", "inferred", "observed", "correction")
+CONFIDENCE: tuple[Confidence, ...] = ("asserted", "inferred", "observed", "correction")
 
 LABEL_MAX = 120
 #: The weight of a node that has none (a hand-edited or foreign file); normalisation applies it.
@@ -137,13 +160,13 @@ def new_counters() -> Counters:
 
 def make_node(
     label: str,
-    domain: str,
-    kind: str = "concept",
+    domain: Domain,
+    kind: NodeKind = "concept",
     *,
     node_id: str | None = None,
     weight: float = DEFAULT_WEIGHT,
     now: datetime | None = None,
-    confidence: str = "inferred",
+    confidence: Confidence = "inferred",
     anchor: bool = False,
     floor: float = 0.0,
     summary: str | None = None,
@@ -169,7 +192,7 @@ def make_node(
     return node
 
 
-def make_edge(source: str, relationship: str, target: str, strength: float = DEFAULT_STRENGTH, now: datetime | None = None) -> Edge:
+def make_edge(source: str, relationship: Verb, target: str, strength: float = DEFAULT_STRENGTH, now: datetime | None = None) -> Edge:
     return {
         "source": source,
         "target": target,

@@ -3,8 +3,9 @@
 A graph file may be hand-edited, foreign or older than this code, and a graph rebuilt from
 the journal may hold nodes from older journal lines: :func:`normalize_graph` completes what
 is incomplete and drops what is no node or edge, field by field, keeping what is there and
-valid; :func:`normalize_state` does the same for the hook's state file. Everything past
-here trusts the shapes.
+valid; :func:`normalize_state` does the same for the hook's state file, and
+:func:`normalize_event` for a pending event as the probe takes it (from the state file or
+the overflow file). Everything past here trusts the shapes.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from rolling_graph.core.model import (
     SCHEMA_VERSION,
     SOURCES_MAX,
     SUMMARY_MAX,
+    VERBS,
     new_counters,
     new_gate_state,
     new_ledger,
@@ -30,9 +32,11 @@ from rolling_graph.core.model import (
 TYPE_CHECKING = False  # avoid importing typing on the hook path
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import Any
+    from typing import Any, TypeVar
 
-    from rolling_graph.core.types import Edge, GraphDoc, HookState, Ledger, Node, NodeFacts
+    from rolling_graph.core.types import Edge, GraphDoc, HookState, Ledger, Node, NodeFacts, PendingEvent, ToolData
+
+    _Word = TypeVar("_Word", bound=str)
 
 _NODE_FIELDS = frozenset(
     ("id", "label", "domain", "kind", "weight", "last_activated", "first_seen", "activations", "anchor", "floor", "confidence", "sources")
@@ -51,7 +55,7 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _choice(value: object, allowed: tuple[str, ...], default: str) -> str:
+def _choice(value: object, allowed: tuple[_Word, ...], default: _Word) -> _Word:
     return value if isinstance(value, str) and value in allowed else default
 
 
@@ -113,12 +117,12 @@ def normalize_node(nid: str, raw: Mapping[str, object], now: str | None = None) 
 
 def normalize_edge(key: str, raw: Mapping[str, object], now: str | None = None) -> Edge | None:
     """``raw`` as a complete edge (its ends and verb from ``key`` where missing), or None
-    when it names no two ends."""
+    when it names no two ends or a verb outside the vocabulary (:data:`~rolling_graph.core.model.VERBS`)."""
     parts = key.split("|")
     source = _str(raw.get("source")) or (parts[0] if len(parts) == 3 else None)
     target = _str(raw.get("target")) or (parts[2] if len(parts) == 3 else None)
     relationship = _str(raw.get("relationship")) or (parts[1] if len(parts) == 3 else None)
-    if not (source and target and relationship):
+    if not (source and target and relationship and relationship in VERBS):
         return None
     return {
         "source": source,
@@ -199,3 +203,77 @@ def _ledger(raw: object) -> Ledger:
         "seq": seq if isinstance(seq, int) else -1,
         "owed": [o for o in owed if isinstance(o, str)] if isinstance(owed, list) else [],
     }
+
+
+# -- a pending event, as the probe takes it ------------------------------------------------------
+_DATA_TEXT = frozenset(("old", "new", "pattern", "glob", "cmd", "desc", "bg", "subject", "ref", "status", "plan", "agent", "prompt", "out"))
+_DATA_COUNTS = frozenset(("hits", "exit"))
+#: List-valued keys whose items are rows of strings of one length.
+_DATA_ROWS = {"todos": 2, "qa": 3}
+_DATA_NAMES = frozenset(("names", "mentions"))
+
+
+def _rows(value: object, width: int) -> list[list[str]] | None:
+    if not isinstance(value, list):
+        return None
+    return [row for row in value if isinstance(row, list) and len(row) == width and all(isinstance(x, str) for x in row)]
+
+
+def normalize_tool_data(raw: object) -> ToolData:
+    """A pending event's ``data`` as :class:`~rolling_graph.core.types.ToolData`: each known
+    key with a value of its type (rows and lists keep their items that fit), the rest left out."""
+    if not isinstance(raw, dict):
+        return {}
+    data: dict[str, Any] = {}
+    for key, value in raw.items():
+        if key in _DATA_TEXT:
+            keep = isinstance(value, str)
+        elif key in _DATA_COUNTS:
+            keep = isinstance(value, int) and not isinstance(value, bool)
+        elif key == "failed":
+            keep = isinstance(value, bool)
+        elif key in _DATA_ROWS:
+            value = _rows(value, _DATA_ROWS[key])
+            keep = value is not None
+        elif key == "edits":
+            keep = isinstance(value, list)
+            if keep:
+                value = [{"old": e["old"] if isinstance(e.get("old"), str) else "", "new": e["new"] if isinstance(e.get("new"), str) else ""}
+                         for e in value if isinstance(e, dict)]
+        elif key in _DATA_NAMES:
+            keep = isinstance(value, list)
+            if keep:
+                value = [n for n in value if isinstance(n, str)]
+        else:
+            keep = False
+        if keep:
+            data[key] = value
+    checked: ToolData = data  # type: ignore[assignment]  # checked above, key by key
+    return checked
+
+
+def normalize_event(raw: Mapping[str, object]) -> PendingEvent:
+    """A pending event read back from a file as a :class:`~rolling_graph.core.types.PendingEvent`:
+    every field of its type (a missing or wrong one gets its empty value), ``data`` by
+    :func:`normalize_tool_data`. The store has refused an event without a string ``id`` and
+    ``text`` (:mod:`rolling_graph.store.shape`)."""
+    tool = raw.get("tool")
+    event: PendingEvent = {
+        "id": _str(raw.get("id")) or "e0",
+        "event": _str(raw.get("event")) or "",
+        "at": _str(raw.get("at")) or "",
+        "text": raw["text"] if isinstance(raw.get("text"), str) else "",  # type: ignore[typeddict-item]  # str, just checked
+        "tool": tool if isinstance(tool, str) else None,
+        "paths": _strs(raw.get("paths"), 1000),
+        "error": raw.get("error") is True,
+        "reasons": _strs(raw.get("reasons"), 1000),
+    }
+    if "data" in raw:
+        event["data"] = normalize_tool_data(raw["data"])
+    for key in ("cwd", "transcript"):
+        value = raw.get(key)
+        if isinstance(value, str):
+            event[key] = value
+    if raw.get("paths_from_text") is True:
+        event["paths_from_text"] = True
+    return event

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rolling_graph.core.clock import iso
 from rolling_graph.core.config import DecaySettings
@@ -117,13 +117,16 @@ class EdgeValue:
                 raise PatchRejected(f"edge {key} must be a node id")
         self.source, self.target = value["source"], value["target"]
         verb = value.get("relationship")
-        if verb not in VERBS:
+        if not isinstance(verb, str) or verb not in VERBS:
             raise PatchRejected(f"relationship {verb!r} is not in the vocabulary {VERBS}")
         self.relationship = verb
         self.strength = value.get("strength", 0.5)
 
 
-def _choice(value: object, allowed: tuple[str, ...], what: str) -> str:
+_Word = TypeVar("_Word", bound=str)
+
+
+def _choice(value: object, allowed: tuple[_Word, ...], what: str) -> _Word:
     if not isinstance(value, str) or value not in allowed:
         raise PatchRejected(f"{what} {value!r} not in {allowed}")
     return value

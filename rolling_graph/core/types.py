@@ -24,6 +24,16 @@ from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 # -- the graph ------------------------------------------------------------------------------
 
+#: What part of life a node belongs to (``rolling_graph.core.model.DOMAINS``).
+Domain = Literal["relationship", "project", "technical", "personal"]
+#: What a node stands for (``rolling_graph.core.model.KINDS``, where each is explained).
+NodeKind = Literal["concept", "entity", "file", "symbol", "command", "error", "decision", "correction", "preference", "summary",
+                   "request", "task", "commit"]
+#: The fixed edge vocabulary (``rolling_graph.core.model.VERBS``): there is no generic ``related_to``.
+Verb = Literal["blocks", "informs", "contradicts", "extends", "supersedes", "depends_on", "edits", "tests", "decides"]
+#: How we came to hold a node (``rolling_graph.core.model.CONFIDENCE``); corrections outrank everything.
+Confidence = Literal["asserted", "inferred", "observed", "correction"]
+
 
 #: A node's facts: a small, bounded dict of per-kind facts, written only by deterministic code
 #: (the offline probe's event folding, patch validation), never free-form from a model. Which
@@ -62,15 +72,15 @@ class Node(TypedDict):
 
     id: str
     label: str  # ≤ LABEL_MAX characters of text
-    domain: str  # one of model.DOMAINS
-    kind: str  # one of model.KINDS
+    domain: Domain
+    kind: NodeKind
     weight: float  # 0..1; deterministic arithmetic (rolling_graph.core.weights) decides it
     last_activated: str  # ISO 8601, UTC
     first_seen: str
     activations: int
     anchor: bool
     floor: float  # the weight an anchor never falls below
-    confidence: str  # one of model.CONFIDENCE
+    confidence: Confidence
     sources: list[str]  # event ids, bounded (SOURCES_MAX); the journal keeps the rest
     summary: NotRequired[str]
     files: NotRequired[list[str]]  # paths a decision is about (bounded)
@@ -90,7 +100,7 @@ class Edge(TypedDict):
 
     source: str
     target: str
-    relationship: str  # one of model.VERBS
+    relationship: Verb
     strength: float  # 0..1
     last_activated: str
 
@@ -115,6 +125,42 @@ class GraphDoc(TypedDict):
 # -- the hook's state -----------------------------------------------------------------------
 
 
+class EditPair(TypedDict):
+    """One change of a MultiEdit, each side cut to a bound (``…`` where it was cut)."""
+
+    old: str
+    new: str
+
+
+class ToolData(TypedDict, total=False):
+    """``PendingEvent["data"]``: the structured fields of one tool call, bounded
+    (:meth:`rolling_graph.capture.tools.ToolCall.data`); empty values are left out. Which
+    tool gives which key is said beside it; the probe adds ``names`` and ``mentions``."""
+
+    old: str  # Edit: the code replaced (≤ 600 characters)
+    new: str  # Edit, Write, NotebookEdit: the new code (≤ 600; a Write's ≤ 1,500)
+    edits: list[EditPair]  # MultiEdit: its first edits
+    pattern: str  # Grep, Glob
+    glob: str  # Grep, Glob
+    hits: int  # Grep, Glob: files (or matches, or lines) found
+    cmd: str  # Bash: the command line
+    desc: str  # Bash, Task/Agent, TaskOutput: the description
+    bg: str  # Bash: a background run's task id ("?" when it has none)
+    todos: list[list[str]]  # TodoWrite: [content, status] items
+    subject: str  # TaskCreate, TaskUpdate
+    ref: str  # TaskCreate, TaskUpdate, TaskOutput: the task's id
+    status: str  # TaskUpdate, TaskOutput
+    qa: list[list[str]]  # AskUserQuestion: [header, question, answer] of each answer
+    plan: str  # ExitPlanMode: the plan the user approved
+    agent: str  # Task/Agent: the subagent's type
+    prompt: str  # Task/Agent: the brief
+    out: str  # TaskOutput: the end of the task's output
+    exit: int  # TaskOutput: the task's exit code
+    failed: bool  # any tool: the result reports a failure
+    names: list[str]  # an edit: code names of its whole input (the probe's, from the transcript)
+    mentions: list[str]  # an edit: every code name its whole input uses ("-name": only the replaced code has it)
+
+
 class PendingEvent(TypedDict):
     """A hook event waiting for the probe (``GateState["pending"]``), bounded text."""
 
@@ -127,7 +173,7 @@ class PendingEvent(TypedDict):
     error: bool
     reasons: list[str]  # why the gate fired on it (empty: it did not)
     paths_from_text: NotRequired[bool]  # a compaction summary: paths are found by the probe
-    data: NotRequired[dict[str, Any]]  # a tool's structured fields (rolling_graph.capture.tool_data)
+    data: NotRequired[ToolData]  # a tool's structured fields
     cwd: NotRequired[str]  # the payload's cwd (relative to the session root once settled)
     transcript: NotRequired[str]  # the payload's transcript path (moved to the gate state)
 

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.core.config import GRADUATION_PRESETS, GraduationSettings, Settings
 from rolling_graph.warm import db
 from rolling_graph.warm.reconcile import project_id
+
+if TYPE_CHECKING:
+    from rolling_graph.warm.db import Connection
 
 #: Flat-memory kinds, strongest first (corrections outrank everything).
 MEMORY_KINDS: tuple[str, ...] = ("correction", "decision", "preference", "note")
@@ -83,7 +86,7 @@ LIMIT %(limit)s
 """
 
 
-def project_ids(conn: Any, root: str | None = None) -> list[int]:
+def project_ids(conn: Connection, root: str | None = None) -> list[int]:
     """One project (by root) or all of them."""
     if root is None:
         return [int(r[0]) for r in conn.execute("SELECT id FROM projects ORDER BY id")]
@@ -92,7 +95,7 @@ def project_ids(conn: Any, root: str | None = None) -> list[int]:
     return [pid] if pid is not None else []
 
 
-def candidates(conn: Any, pids: list[int], gs: GraduationSettings = DEFAULT, limit: int = 1000) -> list[Candidate]:
+def candidates(conn: Connection, pids: list[int], gs: GraduationSettings = DEFAULT, limit: int = 1000) -> list[Candidate]:
     """Nodes that meet all graduation criteria and are not already proposed, graduated or rejected."""
     if not pids:
         return []
@@ -105,7 +108,7 @@ def candidates(conn: Any, pids: list[int], gs: GraduationSettings = DEFAULT, lim
     return [Candidate(int(r[0]), r[1]) for r in rows]
 
 
-def node_hash(conn: Any, pid: int, node_id: str) -> str | None:
+def node_hash(conn: Connection, pid: int, node_id: str) -> str | None:
     row = conn.execute("SELECT rg_node_hash(%s, %s)", (pid, node_id)).fetchone()
     return row[0] if row else None
 
@@ -113,7 +116,7 @@ def node_hash(conn: Any, pid: int, node_id: str) -> str | None:
 # -- anchors at their floor -> archive review ------------------------------------------------
 
 
-def track_floors(conn: Any, pids: list[int], now: datetime, gs: GraduationSettings = DEFAULT) -> None:
+def track_floors(conn: Connection, pids: list[int], now: datetime, gs: GraduationSettings = DEFAULT) -> None:
     """Start the clock for anchors that sit at their floor; stop it for those above it."""
     conn.execute(
         "UPDATE nodes SET at_floor_since = %s WHERE project_id = ANY(%s) AND anchor AND at_floor_since IS NULL "
@@ -127,7 +130,7 @@ def track_floors(conn: Any, pids: list[int], now: datetime, gs: GraduationSettin
     )
 
 
-def queue_archive_reviews(conn: Any, pids: list[int], now: datetime, gs: GraduationSettings = DEFAULT) -> int:
+def queue_archive_reviews(conn: Connection, pids: list[int], now: datetime, gs: GraduationSettings = DEFAULT) -> int:
     """Queue anchors at their floor for ``archive_after_days`` or more; returns how many were new."""
     cutoff = now - timedelta(days=gs.archive_after_days)
     rows = conn.execute(
@@ -142,7 +145,7 @@ def queue_archive_reviews(conn: Any, pids: list[int], now: datetime, gs: Graduat
     return len(rows)
 
 
-def pending_archive_reviews(conn: Any, pids: list[int]) -> list[dict[str, Any]]:
+def pending_archive_reviews(conn: Connection, pids: list[int]) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT a.id, a.project_id, a.node_id, n.label, n.weight, n.floor, a.at_floor_since, a.queued_at "
         "FROM archive_reviews a JOIN nodes n ON n.project_id = a.project_id AND n.id = a.node_id "
@@ -156,7 +159,7 @@ def pending_archive_reviews(conn: Any, pids: list[int]) -> list[dict[str, Any]]:
 # -- the 30-day quality signal ---------------------------------------------------------------
 
 
-def record_kept(conn: Any, pids: list[int], now: datetime, gs: GraduationSettings = DEFAULT) -> int:
+def record_kept(conn: Connection, pids: list[int], now: datetime, gs: GraduationSettings = DEFAULT) -> int:
     """Mark memories approved ``kept_after_days`` ago, never edited or deleted since, as kept."""
     rows = conn.execute(
         "INSERT INTO graduation_outcomes (memory_id, outcome, at) "
@@ -167,31 +170,27 @@ def record_kept(conn: Any, pids: list[int], now: datetime, gs: GraduationSetting
     return len(rows)
 
 
-def outcome_counts(conn: Any, pids: list[int], now: datetime, gs: GraduationSettings = DEFAULT) -> dict[str, Any]:
+def outcome_counts(conn: Connection, pids: list[int], now: datetime, gs: GraduationSettings = DEFAULT) -> dict[str, Any]:
     """Counts for ``rgraph stats``; ``kept_share`` is kept-unchanged over memories old enough to judge."""
-    drafts = dict(
-        conn.execute(
-            "SELECT status, count(*) FROM graduation_drafts WHERE project_id = ANY(%s) AND coalesce(decided_by, '') <> 'grounding' "
-            "GROUP BY status",
-            (pids,),
-        ).fetchall()
-    )
-    outcomes = dict(
-        conn.execute(
-            "SELECT o.outcome, count(*) FROM graduation_outcomes o JOIN flat_memories m ON m.id = o.memory_id "
-            "WHERE m.project_id = ANY(%s) GROUP BY o.outcome",
-            (pids,),
-        ).fetchall()
-    )
+    drafts: dict[str, int] = {status: n for status, n in conn.execute(
+        "SELECT status, count(*) FROM graduation_drafts WHERE project_id = ANY(%s) AND coalesce(decided_by, '') <> 'grounding' "
+        "GROUP BY status",
+        (pids,),
+    ).fetchall()}
+    outcomes: dict[str, int] = {outcome: n for outcome, n in conn.execute(
+        "SELECT o.outcome, count(*) FROM graduation_outcomes o JOIN flat_memories m ON m.id = o.memory_id "
+        "WHERE m.project_id = ANY(%s) GROUP BY o.outcome",
+        (pids,),
+    ).fetchall()}
     window = make_window(now, gs)
-    judged, kept = conn.execute(
+    judged, kept = db.one(conn.execute(
         f"SELECT count(*), count(*) FILTER (WHERE {_UNCHANGED}) "
         "FROM flat_memories m WHERE m.project_id = ANY(%s) AND m.approved_at <= %s",
         (gs.kept_after_days, pids, window),
-    ).fetchone()
-    drafted = conn.execute(
+    ))
+    drafted = db.one(conn.execute(
         "SELECT count(DISTINCT (project_id, node_id)) FROM graduation_drafts WHERE project_id = ANY(%s)", (pids,)
-    ).fetchone()[0]
+    ))[0]
     return {
         "candidates": int(drafted) + len(candidates(conn, pids, gs)),
         "pending": int(drafts.get("pending", 0)),

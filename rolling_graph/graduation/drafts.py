@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rolling_graph.core.config import GraduationSettings, Settings
 from rolling_graph.graduation import wording
@@ -33,6 +33,9 @@ from rolling_graph.graduation.candidates import DEFAULT, MEMORY_KINDS
 from rolling_graph.graduation.provenance import EventRef, Journals
 from rolling_graph.safety.redact import redact
 from rolling_graph.warm import embeddings
+
+if TYPE_CHECKING:
+    from rolling_graph.warm.db import Connection
 
 __all__ = ["HEDGES", "Draft", "DraftFailed", "DraftRecord", "Drafter", "EventRef", "NodeContext", "TemplateDrafter",
            "draft_node", "grounding_problems", "hedges_in", "load_context", "memory_kind"]
@@ -123,7 +126,7 @@ def memory_kind(node_kind: str) -> str:
 # -- provenance and neighbourhood --------------------------------------------------------------
 
 
-def load_context(conn: Any, settings: Settings, pid: int, node_id: str, gs: GraduationSettings = DEFAULT,
+def load_context(conn: Connection, settings: Settings, pid: int, node_id: str, gs: GraduationSettings = DEFAULT,
                  journals: Journals | None = None) -> NodeContext | None:
     row = conn.execute(
         "SELECT p.root, n.label, n.kind, n.domain, n.summary, n.weight, n.session_count, rg_node_hash(n.project_id, n.id) "
@@ -200,7 +203,7 @@ class TemplateDrafter:
 # -- duplicates and storage --------------------------------------------------------------------
 
 
-def embed_memories(conn: Any, pid: int, embedder: embeddings.Embedder) -> int:
+def embed_memories(conn: Connection, pid: int, embedder: embeddings.Embedder) -> int:
     """(Re-)embed the project's live memories that lack a vector of ``embedder``'s model.
 
     Vectors of two models are never compared, so after the embedder changes (Ollama came
@@ -222,7 +225,7 @@ def embed_memories(conn: Any, pid: int, embedder: embeddings.Embedder) -> int:
     return len(rows)
 
 
-def find_duplicate(conn: Any, pid: int, embedder: embeddings.Embedder, text: str) -> tuple[int, float] | None:
+def find_duplicate(conn: Connection, pid: int, embedder: embeddings.Embedder, text: str) -> tuple[int, float] | None:
     """The most similar live flat memory of the project, compared within one embedding model."""
     [vec] = embedder.embed([text])
     dim = int(embedder.dim)
@@ -246,7 +249,7 @@ class DraftRecord:
     similarity: float | None = None
 
 
-def _insert(conn: Any, ctx: NodeContext, d: Draft, status: str, now: datetime, **extra: Any) -> int | None:
+def _insert(conn: Connection, ctx: NodeContext, d: Draft, status: str, now: datetime, **extra: Any) -> int | None:
     row = conn.execute(
         "INSERT INTO graduation_drafts (project_id, node_id, status, kind, content, sessions, events, node_hash, backend, model,"
         " problems, duplicate_of, similarity, replaces, created_at, decided_at, decided_by) "
@@ -260,7 +263,7 @@ def _insert(conn: Any, ctx: NodeContext, d: Draft, status: str, now: datetime, *
 
 
 def draft_node(
-    conn: Any,
+    conn: Connection,
     settings: Settings,
     pid: int,
     node_id: str,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.core.clock import iso
 from rolling_graph.core.config import GraduationSettings, Settings
@@ -22,7 +22,10 @@ from rolling_graph.graduation import drafts, review
 from rolling_graph.graduation.candidates import DEFAULT
 from rolling_graph.graduation.provenance import Journals
 from rolling_graph.store.atomic import write_atomic
-from rolling_graph.warm import embeddings
+from rolling_graph.warm import db, embeddings
+
+if TYPE_CHECKING:
+    from rolling_graph.warm.db import Connection
 
 #: Candidates looked at per draft allowed: those their sessions' journals do not state are
 #: passed over (the warm graph echoing a node into later sessions is no evidence).
@@ -59,13 +62,13 @@ class JobSummary:
 
 
 def run_job(
-    conn: Any, settings: Settings, pids: list[int], *, drafter: drafts.Drafter, embedder: embeddings.Embedder,
+    conn: Connection, settings: Settings, pids: list[int], *, drafter: drafts.Drafter, embedder: embeddings.Embedder,
     gs: GraduationSettings = DEFAULT, now: datetime | None = None,
 ) -> JobSummary:
     """The whole job over ``pids``; ``conn`` must be in autocommit mode (each step commits)."""
     now = now or settings.clock.now()
     summary = JobSummary(projects=len(pids), drafter=drafter.name)
-    if not conn.execute("SELECT pg_try_advisory_lock(%s)", (JOB_LOCK,)).fetchone()[0]:
+    if not db.one(conn.execute("SELECT pg_try_advisory_lock(%s)", (JOB_LOCK,)))[0]:
         summary.busy = True
         return summary
     try:
@@ -141,7 +144,7 @@ def draft_section(draft: dict[str, Any], ctx: drafts.NodeContext | None) -> list
     return lines
 
 
-def render_report(conn: Any, settings: Settings, pids: list[int], summary: JobSummary, now: datetime,
+def render_report(conn: Connection, settings: Settings, pids: list[int], summary: JobSummary, now: datetime,
                   gs: GraduationSettings = DEFAULT) -> str:
     lines = [f"# Graduation review — {now.strftime('%Y-%m-%d')}", "", summary.line(), ""]
     pending = review.pending_drafts(conn, pids)

@@ -18,7 +18,7 @@ candidates from the same sessions).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,11 +143,3 @@ class Journals:
         return next((e for e in self.entries(sid) if e.get("seq") == int(seq)), None)
 
 
-def uncited(refs: Iterable[str], journals: Journals, subject: str) -> list[str]:
-    """The references among ``refs`` whose entry does not contain ``subject`` (or is missing)."""
-    bad = []
-    for ref in refs:
-        entry = journals.entry(ref)
-        if entry is None or not mentions(entry_text(entry), subject):
-            bad.append(ref)
-    return bad

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.core.clock import utcnow
 from rolling_graph.core.config import GraduationSettings, Settings
@@ -31,7 +31,10 @@ from rolling_graph.graduation.candidates import DEFAULT, MEMORY_KINDS, node_hash
 from rolling_graph.safety.redact import redact
 from rolling_graph.store.atomic import write_atomic
 from rolling_graph.store.project import project_key
-from rolling_graph.warm import embeddings
+from rolling_graph.warm import db, embeddings
+
+if TYPE_CHECKING:
+    from rolling_graph.warm.db import Connection
 
 _DRAFT_COLUMNS = ("id", "project_id", "node_id", "status", "kind", "content", "sessions", "events", "node_hash",
                   "backend", "model", "problems", "duplicate_of", "similarity", "replaces", "created_at")
@@ -67,14 +70,14 @@ def reviewer(settings: Settings | None = None) -> str:
         return "unknown"
 
 
-def get_draft(conn: Any, draft_id: int, *, lock: bool = False) -> dict[str, Any] | None:
+def get_draft(conn: Connection, draft_id: int, *, lock: bool = False) -> dict[str, Any] | None:
     row = conn.execute(
         f"SELECT {', '.join(_DRAFT_COLUMNS)} FROM graduation_drafts WHERE id = %s{' FOR UPDATE' if lock else ''}", (draft_id,)
     ).fetchone()
     return dict(zip(_DRAFT_COLUMNS, row, strict=True)) if row else None
 
 
-def pending_drafts(conn: Any, pids: list[int]) -> list[dict[str, Any]]:
+def pending_drafts(conn: Connection, pids: list[int]) -> list[dict[str, Any]]:
     rows = conn.execute(
         f"SELECT {', '.join(_DRAFT_COLUMNS)} FROM graduation_drafts WHERE status = 'pending' AND project_id = ANY(%s) "
         "ORDER BY project_id, id",
@@ -83,13 +86,13 @@ def pending_drafts(conn: Any, pids: list[int]) -> list[dict[str, Any]]:
     return [dict(zip(_DRAFT_COLUMNS, r, strict=True)) for r in rows]
 
 
-def is_stale(conn: Any, draft: dict[str, Any]) -> bool:
+def is_stale(conn: Connection, draft: dict[str, Any]) -> bool:
     """Did the node change (materially) since the draft was made?"""
     return bool(node_hash(conn, draft["project_id"], draft["node_id"]) != draft["node_hash"])
 
 
 def refresh(
-    conn: Any, settings: Settings, draft: dict[str, Any], drafter: drafts.Drafter, embedder: embeddings.Embedder,
+    conn: Connection, settings: Settings, draft: dict[str, Any], drafter: drafts.Drafter, embedder: embeddings.Embedder,
     gs: GraduationSettings = DEFAULT, now: datetime | None = None,
 ) -> drafts.DraftRecord | None:
     """Retire a stale draft and draft the node afresh (inside the caller's transaction)."""
@@ -102,7 +105,7 @@ def refresh(
                              replaces=draft["id"], now=now)
 
 
-def _refreshed(conn: Any, settings: Settings, draft: dict[str, Any], drafter: drafts.Drafter | None,
+def _refreshed(conn: Connection, settings: Settings, draft: dict[str, Any], drafter: drafts.Drafter | None,
                embedder: embeddings.Embedder, gs: GraduationSettings, now: datetime) -> ReviewResult:
     record = refresh(conn, settings, draft, drafter or drafts.TemplateDrafter(), embedder, gs, now)
     new_id = record.id if record else None
@@ -116,7 +119,7 @@ def _refreshed(conn: Any, settings: Settings, draft: dict[str, Any], drafter: dr
 
 
 def approve(
-    conn: Any, settings: Settings, draft_id: int, *, by: str | None = None, text: str | None = None,
+    conn: Connection, settings: Settings, draft_id: int, *, by: str | None = None, text: str | None = None,
     drafter: drafts.Drafter | None = None, embedder: embeddings.Embedder | None = None,
     gs: GraduationSettings = DEFAULT, now: datetime | None = None,
 ) -> ReviewResult:
@@ -134,13 +137,13 @@ def approve(
             return ReviewResult("skipped", draft_id, "empty text: nothing approved")
         edited = text is not None and content != clean_text(draft["content"])
         [vec] = embedder.embed([content])
-        memory_id = conn.execute(
+        memory_id = db.one(conn.execute(
             "INSERT INTO flat_memories (project_id, node_id, draft_id, kind, content, embedding, model, dim, sessions, events,"
             " approved_by, approved_at, edited_in_review) VALUES (%s, %s, %s, %s, %s, %s::vector, %s, %s, %s, %s, %s, %s, %s) "
             "RETURNING id",
             (draft["project_id"], draft["node_id"], draft_id, draft["kind"], content, embeddings.vector_literal(vec),
              embedder.model, embedder.dim, draft["sessions"], draft["events"], by or reviewer(settings), now, edited),
-        ).fetchone()[0]
+        ))[0]
         conn.execute(
             "UPDATE graduation_drafts SET status = 'approved', decided_at = %s, decided_by = %s WHERE id = %s",
             (now, by or reviewer(settings), draft_id),
@@ -152,7 +155,7 @@ def approve(
     return ReviewResult("approved", draft_id, f"draft {draft_id} {verb} as memory {memory_id}", int(memory_id), export_path=path)
 
 
-def _pending_draft(conn: Any, draft_id: int) -> tuple[dict[str, Any] | None, ReviewResult | None]:
+def _pending_draft(conn: Connection, draft_id: int) -> tuple[dict[str, Any] | None, ReviewResult | None]:
     """The draft, locked, if it is still pending; else why it cannot be decided."""
     draft = get_draft(conn, draft_id, lock=True)
     if draft is None:
@@ -162,12 +165,12 @@ def _pending_draft(conn: Any, draft_id: int) -> tuple[dict[str, Any] | None, Rev
     return draft, None
 
 
-def edit(conn: Any, settings: Settings, draft_id: int, text: str, **kw: Any) -> ReviewResult:
+def edit(conn: Connection, settings: Settings, draft_id: int, text: str, **kw: Any) -> ReviewResult:
     """Approve the reviewer's own wording of the draft."""
     return approve(conn, settings, draft_id, text=text, **kw)
 
 
-def reject(conn: Any, draft_id: int, *, by: str | None = None, reason: str | None = None, now: datetime | None = None) -> ReviewResult:
+def reject(conn: Connection, draft_id: int, *, by: str | None = None, reason: str | None = None, now: datetime | None = None) -> ReviewResult:
     """Reject a pending draft; the node is not proposed again until it changes."""
     now = now or utcnow()
     who = by or reviewer()
@@ -273,9 +276,9 @@ def parse_export(text: str) -> dict[int, str]:
     return found
 
 
-def sync_file_changes(conn: Any, settings: Settings, pid: int, now: datetime) -> tuple[int, int]:
+def sync_file_changes(conn: Connection, settings: Settings, pid: int, now: datetime) -> tuple[int, int]:
     """Read the user's edits and deletions back from the memory file; returns ``(edited, deleted)``."""
-    root = conn.execute("SELECT root FROM projects WHERE id = %s", (pid,)).fetchone()[0]
+    root = db.one(conn.execute("SELECT root FROM projects WHERE id = %s", (pid,)))[0]
     path = memory_path(settings, root)
     if not path.is_file():
         return 0, 0
@@ -299,12 +302,12 @@ def sync_file_changes(conn: Any, settings: Settings, pid: int, now: datetime) ->
     return edited, deleted
 
 
-def export_project(conn: Any, settings: Settings, pid: int, now: datetime | None = None) -> Path:
+def export_project(conn: Connection, settings: Settings, pid: int, now: datetime | None = None) -> Path:
     """Write exactly the project's approved, live memories to its markdown file (atomic)."""
     now = now or settings.clock.now()
     with conn.transaction():
         sync_file_changes(conn, settings, pid, now)
-        root = conn.execute("SELECT root FROM projects WHERE id = %s", (pid,)).fetchone()[0]
+        root = db.one(conn.execute("SELECT root FROM projects WHERE id = %s", (pid,)))[0]
         previous = memory_path(settings, root)
         own = user_bullets(previous.read_text(encoding="utf-8")) if previous.is_file() else []
         rows = conn.execute(
@@ -320,7 +323,7 @@ def export_project(conn: Any, settings: Settings, pid: int, now: datetime | None
     return path
 
 
-def decide_archive(conn: Any, review_id: int, *, keep: bool, by: str | None = None, now: datetime | None = None) -> bool:
+def decide_archive(conn: Connection, review_id: int, *, keep: bool, by: str | None = None, now: datetime | None = None) -> bool:
     """Close an archive review: keep the anchor (clock restarts) or archive it (no longer an anchor)."""
     now = now or utcnow()
     with conn.transaction():

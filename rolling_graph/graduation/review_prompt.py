@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
@@ -22,6 +22,9 @@ from rich.table import Table
 
 from rolling_graph.core.config import Settings
 from rolling_graph.graduation import drafts, review
+
+if TYPE_CHECKING:
+    from rolling_graph.warm.db import Connection
 
 EDITOR_HELP = "# Edit the memory above. Lines starting with '#' are ignored; an empty text skips the draft.\n"
 CHOICES = "[a]pprove / [e]dit / [r]eject / [s]kip / [q]uit"
@@ -68,7 +71,7 @@ def open_editor(text: str) -> str:
     return "\n".join(line for line in edited.splitlines() if not line.lstrip().startswith("#")).strip()
 
 
-def show_draft(console: Console, conn: Any, settings: Settings, draft: dict[str, Any], gs: Any, where: str = "") -> None:
+def show_draft(console: Console, conn: Connection, settings: Settings, draft: dict[str, Any], gs: Any, where: str = "") -> None:
     """The draft as it would read in flat memory, its provenance and the node's neighbourhood."""
     ctx = drafts.load_context(conn, settings, draft["project_id"], draft["node_id"], gs)
     title = " · ".join(p for p in (where, draft["kind"], f"draft {draft['id']}") if p)
@@ -100,7 +103,7 @@ def say(console: Console, result: review.ReviewResult) -> None:
     console.print(result.message + tail, highlight=False, soft_wrap=True)
 
 
-def print_imports(console: Console, conn: Any, settings: Settings, pids: list[int]) -> None:
+def print_imports(console: Console, conn: Connection, settings: Settings, pids: list[int]) -> None:
     """The ``@import`` line each reviewed project's ``CLAUDE.md`` needs to load its memories."""
     rows = conn.execute("SELECT root FROM projects WHERE id = ANY(%s) ORDER BY id", (pids,)).fetchall()
     for (root,) in rows:
@@ -109,7 +112,7 @@ def print_imports(console: Console, conn: Any, settings: Settings, pids: list[in
             console.print(hint, highlight=False, soft_wrap=True, markup=False)
 
 
-def _decide(console: Console, err: Console, conn: Any, settings: Settings, draft: dict[str, Any], choice: str, gs: Any,
+def _decide(console: Console, err: Console, conn: Connection, settings: Settings, draft: dict[str, Any], choice: str, gs: Any,
             drafter: Any, embedder: Any) -> tuple[review.ReviewResult | None, bool]:
     """One decision on ``draft``; ``(result, edited)`` — no result when the editor failed."""
     if choice == "a":
@@ -129,7 +132,7 @@ def _decide(console: Console, err: Console, conn: Any, settings: Settings, draft
     return review.skip(draft["id"]), False
 
 
-def interactive(console: Console, err: Console, conn: Any, settings: Settings, pids: list[int], gs: Any, drafter: Any,
+def interactive(console: Console, err: Console, conn: Connection, settings: Settings, pids: list[int], gs: Any, drafter: Any,
                 embedder: Any) -> Tally | None:
     """Review the pending drafts one by one; the tally (None when nothing was waiting)."""
     queue = review.pending_drafts(conn, pids)

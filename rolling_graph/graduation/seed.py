@@ -16,16 +16,19 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.core.config import GraduationSettings, Settings
 from rolling_graph.core.ids import ID_MAX, slugify
 from rolling_graph.core.model import LABEL_MAX, SUMMARY_MAX
 from rolling_graph.graduation.candidates import DEFAULT, MEMORY_KINDS, seed_weight
 from rolling_graph.safety.redact import redact
-from rolling_graph.warm import embeddings, resume
+from rolling_graph.warm import db, embeddings, resume
 from rolling_graph.warm.reconcile import embed_nodes
 from rolling_graph.warm.upsert import recompute_nodes
+
+if TYPE_CHECKING:
+    from rolling_graph.warm.db import Connection
 
 _BULLET_RE = re.compile(r"^\s{0,6}(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(?P<text>\S.*)$")
 _HEADING_RE = re.compile(r"^\s{0,3}#{1,6}\s+(?P<text>.+?)\s*#*\s*$")
@@ -106,7 +109,7 @@ def node_kind(memory_kind: str) -> str:
 
 
 def upsert_anchor(
-    conn: Any, pid: int, node_id: str, text: str, kind: str, now: datetime, gs: GraduationSettings = DEFAULT,
+    conn: Connection, pid: int, node_id: str, text: str, kind: str, now: datetime, gs: GraduationSettings = DEFAULT,
     *, domain: str = "project",
 ) -> dict[str, Any]:
     """Make ``node_id`` an anchor (inserting it when new); returns the node for embedding.
@@ -127,11 +130,12 @@ def upsert_anchor(
         " confidence = CASE WHEN EXCLUDED.confidence = 'correction' THEN 'correction' ELSE n.confidence END "
         "RETURNING n.label, n.summary",
         (pid, node_id, label, domain, node_kind(kind), summary, confidence, weight, weight, gs.anchor_floor, now, now),
-    ).fetchone()
-    return {"id": node_id, "label": row[0], "summary": row[1]}
+    )
+    label, summary = db.one(row)
+    return {"id": node_id, "label": label, "summary": summary}
 
 
-def _record(conn: Any, pid: int, node_id: str, origin: str, source: str, kind: str, text: str, now: datetime) -> None:
+def _record(conn: Connection, pid: int, node_id: str, origin: str, source: str, kind: str, text: str, now: datetime) -> None:
     conn.execute(
         "INSERT INTO seeded_anchors (project_id, node_id, origin, source, kind, content_hash, seeded_at) "
         "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (project_id, node_id) DO UPDATE SET "
@@ -142,7 +146,7 @@ def _record(conn: Any, pid: int, node_id: str, origin: str, source: str, kind: s
 
 
 def seed_memories(
-    conn: Any, pid: int, now: datetime, gs: GraduationSettings = DEFAULT, memory_ids: list[int] | None = None
+    conn: Connection, pid: int, now: datetime, gs: GraduationSettings = DEFAULT, memory_ids: list[int] | None = None
 ) -> list[dict[str, Any]]:
     """Anchor the project's live approved memories (or only ``memory_ids``); the caller commits."""
     sql = "SELECT id, node_id, kind, content FROM flat_memories WHERE project_id = %s AND deleted_at IS NULL"
@@ -160,7 +164,7 @@ def seed_memories(
 
 
 def seed_notes(
-    conn: Any, pid: int, notes: list[Note], source: str, now: datetime, gs: GraduationSettings = DEFAULT
+    conn: Connection, pid: int, notes: list[Note], source: str, now: datetime, gs: GraduationSettings = DEFAULT
 ) -> list[dict[str, Any]]:
     """Anchor a user's markdown notes (the caller commits)."""
     nodes = []
@@ -172,12 +176,12 @@ def seed_notes(
     return nodes
 
 
-def _recompute(conn: Any, pid: int, ids: list[str]) -> None:
+def _recompute(conn: Connection, pid: int, ids: list[str]) -> None:
     if ids:
         recompute_nodes(conn, pid, sorted(set(ids)))
 
 
-def finish(conn: Any, settings: Settings, pid: int, nodes: list[dict[str, Any]], embedder: Any = None) -> None:
+def finish(conn: Connection, settings: Settings, pid: int, nodes: list[dict[str, Any]], embedder: Any = None) -> None:
     """After the seeding transaction: embed the anchors and refresh the resume snapshot."""
     unique = list({n["id"]: n for n in nodes}.values())
     embed_nodes(conn, embedder or embeddings.get_embedder(settings), pid, unique)
@@ -188,7 +192,7 @@ def finish(conn: Any, settings: Settings, pid: int, nodes: list[dict[str, Any]],
 
 
 def seed_project(
-    conn: Any, settings: Settings, pid: int, now: datetime, gs: GraduationSettings = DEFAULT,
+    conn: Connection, settings: Settings, pid: int, now: datetime, gs: GraduationSettings = DEFAULT,
     *, approved: bool = True, files: list[Path] | None = None,
 ) -> SeedResult:
     """``rgraph seed``: approved memories and/or markdown files, in one transaction, then embed."""

@@ -39,6 +39,8 @@ from rolling_graph.capture.entities import (
 )
 from rolling_graph.core.filepaths import file_id, looks_like_file
 from rolling_graph.core.ids import slugify
+from rolling_graph.core.model import DECISION_KINDS
+from rolling_graph.core.normalize import normalize_event
 from rolling_graph.core.vocabulary import not_a_decision
 from rolling_graph.probe import offline_commands as commands
 from rolling_graph.probe import offline_mentions as mentions
@@ -49,7 +51,7 @@ from rolling_graph.probe.code_names import CODE_SPAN_RE, code_names, is_code_nam
 from rolling_graph.probe.proposal import MAX_OPS, Proposal, event_seq
 
 if TYPE_CHECKING:
-    from rolling_graph.core.types import PendingEvent, SessionDoc
+    from rolling_graph.core.types import NodeKind, PendingEvent, SessionDoc
 
 __all__ = ["MAX_OPS", "OfflineProbe"]
 
@@ -192,7 +194,7 @@ def _statements(p: Proposal, text: str, state: dict[str, Any], who: str, seq: in
                 p.notes.append(f"correction {gist!r} supersedes {p.label_of(old)!r}")
             rejected = {slugify(t) for t in negated_terms(sent)}
             for m in mentioned:
-                if m == old or p.kind_of(m) in ("decision", "correction"):
+                if m == old or p.kind_of(m) in DECISION_KINDS:
                     continue
                 # "not Resend ... use Bento": Bento is decided, Resend is turned away from.
                 turned_away = any(r == m or r.startswith(m + "-") or m.startswith(r + "-") for r in rejected)
@@ -300,7 +302,7 @@ def _assistant(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
 
 def _initial_state(p: Proposal, doc: SessionDoc) -> dict[str, Any]:
     """Where the batch starts: the task in progress, the last request, the live decision."""
-    def latest(kind: str, **facts: Any) -> str | None:
+    def latest(kind: NodeKind, **facts: Any) -> str | None:
         return p.find(kind, **facts)
 
     task = latest("task", status="in_progress")
@@ -326,11 +328,15 @@ class OfflineProbe:
         self.structural = structural
 
     def run(self, events: list[PendingEvent], doc: SessionDoc) -> ProbeResult:
+        """The proposal for ``events`` on ``doc``. The events are made to fit their declared
+        shape first (:func:`~rolling_graph.core.normalize.normalize_event`: a no-op for the
+        runner's batch, which is so already; a caller's own events may leave fields out)."""
+        events = [normalize_event(e) for e in events]
         p = Proposal(doc)
         state = _initial_state(p, doc)
         state["structural"] = self.structural
         for event in events:
-            kind = event.get("event")
+            kind = event["event"]
             if kind == "UserPromptSubmit":
                 _prompt(p, event, state)
             elif kind == "CompactSummary" and not self.structural:
@@ -339,10 +345,9 @@ class OfflineProbe:
                 _assistant(p, event, state)
             elif kind == "PostToolUse":
                 tools.fold_tool(p, event, state)
-                if event.get("tool") == "AskUserQuestion" and not self.structural:  # the answers are the user's words
-                    for item in (event.get("data") or {}).get("qa", []):
-                        if isinstance(item, list) and len(item) == 3:
-                            _statements(p, str(item[2]), state, "user", event_seq(event), caps=True)
+                if event["tool"] == "AskUserQuestion" and not self.structural:  # the answers are the user's words
+                    for _, _, answer in event.get("data", {}).get("qa", []):
+                        _statements(p, answer, state, "user", event_seq(event), caps=True)
         mentions.fold_mentions(p, events, typed_text)
         reasons = sorted({r for e in events for r in e.get("reasons", [])})
         rationale = "; ".join(p.notes[:4]) or f"{len(p.added)} new, {len(p.activated)} activated from {len(events)} events"

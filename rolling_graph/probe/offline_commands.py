@@ -48,10 +48,10 @@ NAMES_PER_HEREDOC = 30
 
 def _output(event: PendingEvent) -> str:
     """A shell event's output: its text after the ``$ command`` line(s)."""
-    text = str(event.get("text") or "")
+    text = event["text"]
     if not text.startswith("$ "):
         return text
-    command = str((event.get("data") or {}).get("cmd") or "")
+    command = event.get("data", {}).get("cmd", "")
     if command and text.startswith(f"$ {command}"):
         return text[len(command) + 2 :].lstrip("\n")
     return text.split("\n", 1)[1] if "\n" in text else ""
@@ -121,7 +121,7 @@ def command_label(command: str) -> str:
 
 
 def _run(p: Proposal, event: PendingEvent, state: dict[str, Any], part: str, kind: str, family: str, seq: int | None) -> None:
-    data, output = event.get("data") or {}, _output(event)
+    data, output = event.get("data", {}), _output(event)
     label = p.local(part)  # the same command in every worktree (its paths stay as given for the files below)
     cid = p.node(command_label(label), "technical", "command", nid=slugify(label[:COMMAND_CHARS]))
     if not cid:
@@ -131,11 +131,11 @@ def _run(p: Proposal, event: PendingEvent, state: dict[str, Any], part: str, kin
         p.edge(cid, "tests", fid, 0.6)
     p.edge(cid, "tests", state.get("task"), 0.5)
     if data.get("bg"):
-        p.set(cid, ref=str(data["bg"])[:40], result="running in the background", outcome=None)
+        p.set(cid, ref=data["bg"][:40], result="running in the background", outcome=None)
         p.by(cid, "tool", seq)
         return
-    masked = not data or "|" in str(data.get("cmd") or "")  # `cmd | tail` exits as tail does
-    settle(p, cid, kind, family, output, bool(data.get("failed")) if data else bool(event.get("error")), seq, state, masked)
+    masked = not data or "|" in data.get("cmd", "")  # `cmd | tail` exits as tail does
+    settle(p, cid, kind, family, output, data.get("failed", False) if data else event["error"], seq, state, masked)
 
 
 def background_done(p: Proposal, ref: str, output: str, failed: bool, seq: int | None, state: dict[str, Any], *, final: bool) -> None:
@@ -165,7 +165,7 @@ def _commit(p: Proposal, event: PendingEvent, command: str, seq: int | None) -> 
 
 def _tracker(p: Proposal, event: PendingEvent, state: dict[str, Any], part: str, seq: int | None) -> None:
     parsed = out.bd_command(part)
-    if not parsed or (event.get("data") or {}).get("failed"):
+    if not parsed or event.get("data", {}).get("failed"):
         return
     verb, ids, opts = parsed
     output = _output(event)
@@ -187,10 +187,10 @@ def _tracker(p: Proposal, event: PendingEvent, state: dict[str, Any], part: str,
 
 
 def fold_bash(p: Proposal, event: PendingEvent, state: dict[str, Any], seq: int | None) -> None:
-    data = event.get("data") or {}
-    text = str(event.get("text") or "")
-    command = str(data.get("cmd") or (text.split("\n", 1)[0][2:] if text.startswith("$ ") else ""))
-    failed = bool(data.get("failed")) if data else bool(event.get("error"))
+    data = event.get("data", {})
+    text = event["text"]
+    command = data.get("cmd") or (text.split("\n", 1)[0][2:] if text.startswith("$ ") else "")
+    failed = data.get("failed", False) if data else event["error"]
     m = _TASK_OUTPUT_RE.search(command)
     if m:  # reading a background run's output file
         background_done(p, m.group(1), _output(event), False, seq, state, final=False)

@@ -32,12 +32,13 @@ patterns — never JSON keys, and never a tool's output.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from rolling_graph.capture.tools import EDIT_TOOLS, WRITE
 from rolling_graph.core.filepaths import file_id, looks_like_file
 from rolling_graph.core.ids import name_id
 from rolling_graph.probe.code_names import NO_NAMES, code_names, file_names, is_code_name, pattern_names
-from rolling_graph.probe.offline_tools import whole_text
+from rolling_graph.probe.offline_tools import edit_pairs, whole_text
 from rolling_graph.probe.proposal import Proposal, event_seq
 
 if TYPE_CHECKING:
@@ -56,7 +57,6 @@ NAMES_PER_EVENT = 200
 #: ``MAX_NODES_PER_PROBE`` nodes in all (:mod:`.proposal`).
 NEW_PER_EDIT = 60
 NEW_PER_WRITE = 90
-_EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "Write", "NotebookEdit"})
 #: Tools whose event text opens with their input as plain text (rolling_graph.capture.events).
 _LINE_TOOLS = frozenset({"Bash", "Read", "Glob", "LS"})
 
@@ -71,34 +71,32 @@ def event_names(event: PendingEvent, typed: Callable[[str], str] = str) -> tuple
     """``(code names, new-code names)`` an event's input uses; the second is what an
     edit's new code holds (candidates for new nodes), empty for anything else. ``typed``:
     a prompt's text as the user typed it (system reminders and markers removed)."""
-    kind = event.get("event")
-    text = str(event.get("text") or "")
-    raw = event.get("data")
-    data: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    kind = event["event"]
+    text = event["text"]
+    data = event.get("data", {})
     if kind == "PostToolUse":  # (a failed call's event too: rolling_graph.capture.events)
-        tool = str(event.get("tool") or "")
-        if tool in _EDIT_TOOLS:
-            mentions = data.get("mentions")
-            whole = [n for n in mentions if isinstance(n, str)] if isinstance(mentions, list) else []
+        tool = event["tool"] or ""
+        if tool in EDIT_TOOLS:
+            whole = data.get("mentions", [])
             if whole:  # the transcript's whole input, read by the probe
                 new = [n for n in whole if not n.startswith("-")]
                 gone = [n[1:] for n in whole if n.startswith("-")]
             else:  # no transcript: the heads of the new and the replaced code the hook kept
-                listed = data.get("edits")
-                edits: list[Any] = listed if tool == "MultiEdit" and isinstance(listed, list) else [data]
-                new_code, old_code = ("\n".join(whole_text(str(e.get(k) or "")) for e in edits if isinstance(e, dict)) for k in ("new", "old"))
+                pairs = edit_pairs(tool, data)
+                new_code = "\n".join(whole_text(new) for _, new in pairs)
+                old_code = "\n".join(whole_text(old) for old, _ in pairs)
                 new = code_names(new_code, NAMES_PER_EVENT) + file_names(new_code)
                 kept = set(new)
                 gone = [n for n in code_names(old_code, NAMES_PER_EVENT) if n not in kept]
             return list(dict.fromkeys(new + gone))[:NAMES_PER_EVENT], set(new)
         if tool == "Grep":
-            return pattern_names(str(data.get("pattern") or _input_line(text))), set()
+            return pattern_names(data.get("pattern") or _input_line(text)), set()
         if tool == "ExitPlanMode" and data.get("plan"):  # the plan the user approved names what comes next
-            return code_names(str(data["plan"]), NAMES_PER_EVENT), set()
+            return code_names(data["plan"], NAMES_PER_EVENT), set()
         if tool == "Bash" and data.get("cmd"):
-            return code_names(str(data["cmd"]), NAMES_PER_EVENT), set()
+            return code_names(data["cmd"], NAMES_PER_EVENT), set()
         if tool in ("Task", "Agent"):  # what the assistant asked a subagent to look at
-            return code_names(f"{data.get('desc') or ''}\n{data.get('prompt') or ''}", NAMES_PER_EVENT), set()
+            return code_names(f"{data.get('desc', '')}\n{data.get('prompt', '')}", NAMES_PER_EVENT), set()
         if tool in _LINE_TOOLS:  # ``$ mix test test/x_test.exs``, ``Glob lib/**/*.ex``
             return code_names(_input_line(text), NAMES_PER_EVENT), set()
         return [], set()  # other tools' text is their input as JSON: keys are no names
@@ -117,12 +115,12 @@ def fold_mentions(p: Proposal, events: list[PendingEvent], typed: Callable[[str]
         seq = event_seq(event)
         names, new = event_names(event, typed)
         touched: set[str] = set()
-        paths = [path for raw in event.get("paths", [])[:6] if (path := p.path(raw))]
+        paths = [path for raw in event["paths"][:6] if (path := p.path(raw))]
         # New names only from the project's code: not from a stylesheet's or a page's words,
         # nor from the harness's own files (a plan file: its path is no project path).
         code = bool(paths) and all(path.rpartition(".")[2].lower() not in NO_NAMES for path in paths)
-        cap = 0 if not code else NEW_PER_WRITE if event.get("tool") == "Write" else NEW_PER_EDIT
-        edit = event.get("tool") in _EDIT_TOOLS
+        cap = 0 if not code else NEW_PER_WRITE if event["tool"] == WRITE else NEW_PER_EDIT
+        edit = event["tool"] in EDIT_TOOLS
         owner = file_id(paths[0]) if edit and code and len(paths) == 1 and p.kind_of(file_id(paths[0])) == "file" else None
         for path in paths:
             if p.kind_of(file_id(path)) == "file":
@@ -169,10 +167,10 @@ def _package_dirs(p: Proposal, path: str, create: bool) -> list[str]:
 def _file_names(event: PendingEvent, typed: Callable[[str], str]) -> list[str]:
     """File names (lower-cased) the input part of an event names: ``mix test
     test/x_test.exs`` names ``x_test.exs``."""
-    text = str(event.get("text") or "")
-    if event.get("event") == "UserPromptSubmit":
+    text = event["text"]
+    if event["event"] == "UserPromptSubmit":
         line = typed(text)
-    elif event.get("event") == "PostToolUse" and event.get("tool") in _LINE_TOOLS:
+    elif event["event"] == "PostToolUse" and event["tool"] in _LINE_TOOLS:
         line = _input_line(text)
     else:
         return []

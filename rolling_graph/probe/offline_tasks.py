@@ -12,12 +12,16 @@
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.core.ids import slugify
+from rolling_graph.core.model import TASK_STATUSES
 from rolling_graph.probe.code_names import frequent_names, quoted_names
 from rolling_graph.probe.proposal import Proposal
 from rolling_graph.safety.sanitize import sentence_ends
+
+if TYPE_CHECKING:
+    from rolling_graph.core.types import ToolData
 
 
 def task_node(p: Proposal, state: dict[str, Any], seq: int | None, *, ref: str | None = None, title: str | None = None,
@@ -48,26 +52,23 @@ def task_node(p: Proposal, state: dict[str, Any], seq: int | None, *, ref: str |
     return tid
 
 
-def fold_todos(p: Proposal, state: dict[str, Any], data: dict[str, Any], seq: int | None) -> None:
-    for item in data.get("todos", []):
-        if not (isinstance(item, list) and len(item) == 2):
-            continue
-        content, status = str(item[0]), str(item[1])
+def fold_todos(p: Proposal, state: dict[str, Any], data: ToolData, seq: int | None) -> None:
+    for content, status in data.get("todos", []):
         nid = "task-" + slugify(content)[:59]
         if p.exists(nid) and p.fact(nid, "status") == status:
             continue
         task_node(p, state, seq, key=content, title=content, status=status)
 
 
-def fold_task_tools(p: Proposal, state: dict[str, Any], tool: str, data: dict[str, Any], seq: int | None) -> None:
-    ref, subject = str(data.get("ref") or ""), str(data.get("subject") or "")
+def fold_task_tools(p: Proposal, state: dict[str, Any], tool: str, data: ToolData, seq: int | None) -> None:
+    ref, subject = data.get("ref", ""), data.get("subject", "")
     if tool == "TaskCreate" and subject:
         tid = task_node(p, state, seq, key=subject, title=subject, status="pending")
         if tid and ref:
             p.set(tid, ref=ref[:40])
         return
     tid = p.find("task", ref=ref) if ref else None
-    status = data.get("status") if data.get("status") in ("pending", "in_progress", "completed") else None
+    status = data.get("status") if data.get("status") in TASK_STATUSES else None
     if tid:
         if subject:
             p.relabel(tid, subject[:120])
@@ -93,19 +94,16 @@ def gist(text: str, limit: int = 110) -> str:
     return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
-def fold_answers(p: Proposal, state: dict[str, Any], data: dict[str, Any], seq: int | None) -> None:
-    for item in data.get("qa", []):
-        if not (isinstance(item, list) and len(item) == 3):
-            continue
-        header, question, answer = (str(x) for x in item)
+def fold_answers(p: Proposal, state: dict[str, Any], data: ToolData, seq: int | None) -> None:
+    for header, question, answer in data.get("qa", []):
         label = gist(f"{header}: {answer}" if header else answer)
         rid = p.node(label, "project", "request", summary=f"Q: {question} — A: {answer}"[:280], nid="req-" + slugify(label)[:59])
         p.by(rid, "user", seq)
         p.edge(rid, "informs", state.get("task") or state.get("topic"), 0.6)
 
 
-def fold_plan(p: Proposal, state: dict[str, Any], data: dict[str, Any], seq: int | None) -> None:
-    plan = str(data.get("plan") or "")
+def fold_plan(p: Proposal, state: dict[str, Any], data: ToolData, seq: int | None) -> None:
+    plan = data.get("plan", "")
     lines = [ln.strip() for ln in plan.splitlines() if ln.strip()]
     if not lines or data.get("failed"):
         return

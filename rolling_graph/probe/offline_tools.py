@@ -1,7 +1,8 @@
 """Tool-call folding for the offline probe: tool events into nodes, edges and facts.
 
-Deterministic, from each event's structured ``data`` (:mod:`rolling_graph.capture.tool_data`) and
-its text. Here: files and code names, and the dispatch to the other concepts.
+Deterministic, from each event's structured ``data`` (:class:`rolling_graph.core.types.ToolData`,
+made by :meth:`rolling_graph.capture.tools.ToolCall.data` and taken by the probe through
+:func:`rolling_graph.core.normalize.normalize_event`) and its text. Here: files and code names, and the dispatch to the other concepts.
 
 * **files** — Edit/MultiEdit/Write/NotebookEdit/Read: one node per file (id and label
   from the path relative to the project root), facts ``edits``/``writes``/``reads``,
@@ -20,6 +21,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from rolling_graph.capture.entities import paths_in
+from rolling_graph.capture.tools import EDIT_TOOLS, MULTI_EDIT, READ, WRITE
 from rolling_graph.core.filepaths import file_id, looks_like_file
 from rolling_graph.probe import offline_commands as commands
 from rolling_graph.probe import offline_tasks as tasks
@@ -36,9 +38,8 @@ from rolling_graph.probe.code_names import (
 from rolling_graph.probe.proposal import Proposal, event_seq
 
 if TYPE_CHECKING:
-    from rolling_graph.core.types import PendingEvent
+    from rolling_graph.core.types import PendingEvent, ToolData
 
-_EDIT_TOOLS = {"Edit": "edits", "MultiEdit": "edits", "NotebookEdit": "edits", "Write": "writes"}
 NAMES_PER_EDIT = 12
 NAMES_PER_WRITE = 30
 EDGES_PER_EDIT = 4
@@ -65,23 +66,24 @@ def whole_text(text: str) -> str:
     return re.sub(r"[\w.@]*…$", "", text) if text.endswith("…") else text
 
 
-def defined_in(tool: str, data: dict[str, Any]) -> list[str]:
+def edit_pairs(tool: str, data: ToolData) -> list[tuple[str, str]]:
+    """``(old code, new code)`` of each change an edit's ``data`` holds (the heads the hook kept)."""
+    if tool == MULTI_EDIT:
+        return [(e["old"], e["new"]) for e in data.get("edits", [])]
+    return [(data.get("old", ""), data.get("new", ""))]
+
+
+def defined_in(tool: str, data: ToolData) -> list[str]:
     """The names an edit's or a write's new code defines (functions, types, modules)."""
-    edits = data.get("edits", []) if tool == "MultiEdit" else [data]
-    return [n for e in edits if isinstance(e, dict) for n in defined_names(whole_text(str(e.get("new") or "")), 15)]
+    return [n for _, new in edit_pairs(tool, data) for n in defined_names(whole_text(new), 15)]
 
 
-def edit_names(tool: str, data: dict[str, Any]) -> list[str]:
+def edit_names(tool: str, data: ToolData) -> list[str]:
     """The names an edit touched: what it defines, then code names it adds or removes."""
-    pairs: list[tuple[str, str]] = []
-    if tool == "MultiEdit":
-        pairs = [(str(e.get("old") or ""), str(e.get("new") or "")) for e in data.get("edits", []) if isinstance(e, dict)]
-    else:
-        pairs = [(str(data.get("old") or ""), str(data.get("new") or ""))]
     names: list[str] = []
-    for old, new in pairs:
+    for old, new in edit_pairs(tool, data):
         old, new = whole_text(old), whole_text(new)
-        if tool == "Write":
+        if tool == WRITE:
             names += defined_names(new, 10) + frequent_names(new, 10)
             continue
         # What the edit defines or adds, and the definitions it changes inside; a name it
@@ -92,9 +94,9 @@ def edit_names(tool: str, data: dict[str, Any]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _files(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, data: dict[str, Any], seq: int | None) -> None:
-    counter = _EDIT_TOOLS.get(tool, "reads")
-    for raw in event.get("paths", [])[:3]:
+def _files(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, data: ToolData, seq: int | None) -> None:
+    counter = "writes" if tool == WRITE else "edits" if tool in EDIT_TOOLS else "reads"
+    for raw in event["paths"][:3]:
         path = p.path(raw)
         fid = p.file(path) if path else None
         if not fid or not path:
@@ -103,7 +105,7 @@ def _files(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, d
         names: list[str] = []
         whole: list[str] = []
         if counter != "reads" and code:  # the whole input's names (from the transcript) first
-            whole = [str(n) for n in data.get("names", []) if isinstance(n, str)] if isinstance(data.get("names"), list) else []
+            whole = data.get("names", [])
             names = list(dict.fromkeys(edit_names(tool, data) + whole))
         p.set(fid, **{counter: int(p.fact(fid, counter) or 0) + 1, "last_op": counter[:-1] if counter != "reads" else "read"})
         p.by(fid, "tool", seq)
@@ -113,7 +115,7 @@ def _files(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, d
             p.set(fid, what=_join_names(names, p.fact(fid, "what")))
         p.edge(state.get("topic"), "edits", fid, 0.6)
         state.setdefault("edited", []).append(fid)
-        cap = NAMES_PER_WRITE if tool == "Write" or len(whole) > 20 else NAMES_PER_EDIT  # a large edit is a rewrite
+        cap = NAMES_PER_WRITE if tool == WRITE or len(whole) > 20 else NAMES_PER_EDIT  # a large edit is a rewrite
         defined = set(defined_in(tool, data))
         # A private helper (``_fill``) is among them only where the code defines or calls it.
         for i, name in enumerate([n for n in names if is_code_name(n) or is_private_helper(n)][:cap]):
@@ -126,15 +128,15 @@ def _files(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, d
                 p.edge(state.get("topic"), "edits", sid, 0.5)
 
 
-def _search(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, data: dict[str, Any], seq: int | None) -> None:
-    pattern = str(data.get("pattern") or "")
+def _search(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, data: ToolData, seq: int | None) -> None:
+    pattern = data.get("pattern", "")
     if tool == "Grep" and data.get("hits") != 0:  # a search that finds nothing names nothing in the code
         for name in pattern_names(pattern)[:3]:
             p.by(p.node(name, "technical", "symbol"), "tool", seq)
     elif looks_like_file(pattern) and not any(c in pattern for c in "*?[{"):
         path = p.path(pattern, event.get("cwd"))
         p.by(p.file(path) if path else None, "tool", seq)
-    for raw in event.get("paths", [])[:1]:
+    for raw in event["paths"][:1]:
         path = p.path(raw)
         if path and looks_like_file(path):
             p.by(p.file(path), "tool", seq)
@@ -142,13 +144,12 @@ def _search(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, 
 
 def fold_tool(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
     """Fold one tool event into the proposal."""
-    tool = str(event.get("tool") or "")
-    raw = event.get("data")
-    data = raw if isinstance(raw, dict) else {}
+    tool = event["tool"] or ""
+    data = event.get("data", {})
     seq = event_seq(event)
-    if "<tool_use_error>" in str(event.get("text") or "")[:600]:
+    if "<tool_use_error>" in event["text"][:600]:
         return  # a call the harness refused or cancelled: nothing happened
-    if tool in _EDIT_TOOLS or tool == "Read":
+    if tool in EDIT_TOOLS or tool == READ:
         _files(p, event, state, tool, data, seq)
     elif tool in ("Grep", "Glob"):
         _search(p, event, state, tool, data, seq)
@@ -165,19 +166,19 @@ def fold_tool(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
     elif tool in ("Task", "Agent"):
         _brief(p, data, seq)
     elif tool in ("TaskOutput", "BashOutput"):
-        status = str(data.get("status") or "")
+        status = data.get("status", "")
         if status in ("completed", "failed", "killed"):
             exit_code = data.get("exit")
-            failed = status != "completed" or (isinstance(exit_code, int) and exit_code != 0)
-            commands.background_done(p, str(data.get("ref") or ""), str(data.get("out") or ""), failed, seq, state, final=True)
+            failed = status != "completed" or (exit_code is not None and exit_code != 0)
+            commands.background_done(p, data.get("ref", ""), data.get("out", ""), failed, seq, state, final=True)
 
 
-def _brief(p: Proposal, data: dict[str, Any], seq: int | None) -> None:
+def _brief(p: Proposal, data: ToolData, seq: int | None) -> None:
     """What the assistant asked a subagent to look at: the code names it quotes, and the
     files it lists that the session already holds. A file only a subagent was sent to read
     gets no node of its own: measured on ../shared/corpus, such files cost the next
     session's block room (the warm graph carries them) and brought little back."""
-    text = f"{data.get('desc') or ''}\n{data.get('prompt') or ''}"
+    text = f"{data.get('desc', '')}\n{data.get('prompt', '')}"
     for raw in paths_in(text)[:FILES_PER_BRIEF]:
         path = p.path(raw)
         if path and p.kind_of(file_id(path)) == "file":

@@ -14,9 +14,12 @@ from typing import TYPE_CHECKING, Any
 from rolling_graph.core.facts import allowed_keys
 from rolling_graph.core.filepaths import file_id, file_label, is_harness_path, relativize
 from rolling_graph.core.ids import name_id, slugify
+from rolling_graph.core.model import DECISION_KINDS
 
 if TYPE_CHECKING:
-    from rolling_graph.core.types import PendingEvent, SessionDoc
+    from collections.abc import Mapping
+
+    from rolling_graph.core.types import Confidence, Domain, Edge, Node, NodeKind, PendingEvent, SessionDoc, Verb
 
 #: New nodes one probe may add (tool-heavy batches name many files and symbols).
 MAX_NODES_PER_PROBE = 100
@@ -36,14 +39,13 @@ def event_seq(event: PendingEvent) -> int | None:
 
 class Proposal:
     def __init__(self, doc: SessionDoc) -> None:
-        self.nodes: dict[str, Any] = doc.get("nodes", {})
-        self.edges: dict[str, Any] = doc.get("edges", {})
-        self.project: str | None = doc.get("project") if isinstance(doc.get("project"), str) else None
-        gate = doc.get("gate")
-        root = gate.get("root") if isinstance(gate, dict) else None
+        self.nodes: dict[str, Node] = doc["nodes"]
+        self.edges: dict[str, Edge] = doc["edges"]
+        self.project = doc["project"]
+        root = doc["gate"].get("root")
         #: The session's worktree top level (the gate's root): paths are keyed relative to it,
         #: so one file in two worktrees of the project is one node. Else the project root.
-        self.root: str | None = root if isinstance(root, str) and root.startswith("/") else self.project
+        self.root = root if root and root.startswith("/") else self.project
         self.ops: list[dict[str, Any]] = []
         self.added: dict[str, dict[str, Any]] = {}
         self.activated: set[str] = set()
@@ -55,7 +57,8 @@ class Proposal:
     def exists(self, nid: str) -> bool:
         return nid in self.nodes or nid in self.added
 
-    def get(self, nid: str) -> dict[str, Any]:
+    def get(self, nid: str) -> Mapping[str, object]:
+        """The node (as proposed, or as the graph holds it), or ``{}``."""
         return self.added.get(nid) or self.nodes.get(nid) or {}
 
     def label_of(self, nid: str) -> str:
@@ -70,7 +73,7 @@ class Proposal:
         facts = self.get(nid).get("facts")
         return facts.get(key, default) if isinstance(facts, dict) else default
 
-    def find(self, kind: str, **facts: Any) -> str | None:
+    def find(self, kind: NodeKind, **facts: Any) -> str | None:
         """The most recent node of ``kind`` whose facts match (added ones first)."""
         for pool in (self.added, self.nodes):
             hits = [
@@ -81,7 +84,7 @@ class Proposal:
                 return max(hits, key=lambda nid: self.fact(nid, "seq") or 0)
         return None
 
-    def of_kind(self, kind: str) -> list[str]:
+    def of_kind(self, kind: NodeKind) -> list[str]:
         return [nid for nid, n in {**self.nodes, **self.added}.items() if n.get("kind") == kind]
 
     def full(self) -> bool:
@@ -91,13 +94,13 @@ class Proposal:
     def node(
         self,
         label: str,
-        domain: str,
-        kind: str,
+        domain: Domain,
+        kind: NodeKind,
         summary: str | None = None,
         *,
         nid: str | None = None,
         activate: bool = True,
-        confidence: str | None = None,
+        confidence: Confidence | None = None,
     ) -> str | None:
         """The id of the node for ``label`` (added if new, activated once if it existed)."""
         nid = nid or (name_id(label) if kind == "symbol" else slugify(label))
@@ -113,7 +116,7 @@ class Proposal:
             value["summary"] = summary
         if confidence:
             value["confidence"] = confidence
-        elif kind in ("decision", "correction"):
+        elif kind in DECISION_KINDS:
             value["confidence"] = "correction" if kind == "correction" else "observed"
         self.added[nid] = value
         self.ops.append({"op": "add", "path": f"/nodes/{nid}", "value": value})
@@ -194,7 +197,7 @@ class Proposal:
         if facts:
             self.set(nid, **facts)
 
-    def edge(self, source: str | None, verb: str, target: str | None, strength: float = 0.6) -> None:
+    def edge(self, source: str | None, verb: Verb, target: str | None, strength: float = 0.6) -> None:
         if not source or not target or source == target or self.full():
             return
         if not self.exists(source) or not self.exists(target):
@@ -215,9 +218,9 @@ class Proposal:
         superseded = {e["target"] for e in self.edges.values() if e.get("relationship") == "supersedes"}
         superseded |= {k.split("|")[2] for k in self.edge_keys if k.split("|")[1] == "supersedes"}
         old = sorted(
-            (n.get("last_activated", ""), nid) for nid, n in self.nodes.items() if n.get("kind") in ("decision", "correction")
+            (n.get("last_activated", ""), nid) for nid, n in self.nodes.items() if n.get("kind") in DECISION_KINDS
         )
-        ids = [nid for _, nid in old] + [nid for nid, v in self.added.items() if v["kind"] in ("decision", "correction")]
+        ids = [nid for _, nid in old] + [nid for nid, v in self.added.items() if v["kind"] in DECISION_KINDS]
         return [i for i in ids if i not in superseded]
 
     def finish(self) -> list[dict[str, Any]]:

@@ -37,6 +37,7 @@ from rolling_graph.capture.gate import PENDING_MAX, QUEUE_MAX, reset_after_probe
 from rolling_graph.core.clock import iso
 from rolling_graph.core.config import ConfigError, Settings, load_settings
 from rolling_graph.core.detach import lower_priority
+from rolling_graph.core.normalize import normalize_event
 from rolling_graph.core.patch import PatchRejected, validate_ops
 from rolling_graph.probe import usage
 from rolling_graph.probe.base import ModelProbe, ProbeBackend, ProbeResult, describe_unexpected
@@ -124,13 +125,13 @@ def _unapplied(store: SidecarStore, sid: str, stale: list[PendingEvent], since: 
 
 
 def _take_batch(store: SidecarStore, sid: str, killed_tokens: int = 0) -> Batch:
-    with store.transaction(sid, graph=False) as doc:
-        gate = doc["gate"]
+    with store.hook_transaction(sid, index="none") as view:  # the state alone: no graph parsed
+        gate, counters = view.state["gate"], view.state["counters"]
         stale, pending = list(gate.get("inflight", [])), list(gate.get("pending", []))
         if stale:
             stale = gate["inflight"] = _unapplied(store, sid, stale, gate.get("inflight_from"))
         if killed_tokens:  # (their tokens, charged: see usage.claim_killed)
-            doc["counters"]["probe_tokens_in"] = int(doc["counters"].get("probe_tokens_in", 0) or 0) + killed_tokens
+            counters["probe_tokens_in"] = int(counters.get("probe_tokens_in", 0) or 0) + killed_tokens
         if stale and killed_tokens:
             # The last probe died during its model call: that call may have been billed in
             # full, and is counted so. Its batch is not sent again: answered offline.
@@ -272,9 +273,12 @@ def _refold(
 
 def _apply(
     store: SidecarStore, settings: Settings, sid: str, batch: list[PendingEvent], result: ProbeResult, why: str,
-    reservation: str | None = None,
+    reservation: str | None = None, proposed_on: SessionDoc | None = None,
 ) -> JournalEntry:
-    with store.transaction(sid) as doc:
+    """Journal the answer under the session's lock: on the graph it was proposed on
+    (``proposed_on``) when nothing changed it meanwhile (not parsed again), else on the
+    graph as it is now."""
+    with store.transaction(sid, parsed=proposed_on) as doc:
         now = settings.clock.now()
         gate, counters = doc["gate"], doc["counters"]
         reasons = list(dict.fromkeys(r for e in batch for r in e["reasons"])) or list(
@@ -337,12 +341,13 @@ def run_probe(settings: Settings, sid: str) -> int:
                 killed = 0
                 if not taken:
                     break
-                doc = store.load(sid)
-                # The assistant's text since the last probe joins the batch (from the transcript);
+                # Each event made to fit its declared shape (read back from a file), then the
+                # assistant's text since the last probe joins the batch (from the transcript);
                 # all of it is redacted before any model sees it and before the journal.
-                batch = redact_batch(with_assistant_text(store, sid, list(taken)))
+                batch = redact_batch(with_assistant_text(store, sid, [normalize_event(e) for e in taken]))
+                doc = store.load(sid)  # the round's one parse of the graph: the proposal's, and the commit's
                 result, why, reservation = _propose(settings, sid, batch, doc, taken.offline_because)
-                _apply(store, settings, sid, batch, result, why, reservation)
+                _apply(store, settings, sid, batch, result, why, reservation, doc)
                 rounds += 1
         # Lock released: anything that arrived meanwhile and found the lock held is ours.
         state = store.load_state(sid)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from rolling_graph.capture.events import ERROR_WORDS
+from rolling_graph.capture.text import ERROR_WORDS
 from rolling_graph.core.ids import slugify
 
 # -- commands --------------------------------------------------------------------------------
@@ -117,7 +117,7 @@ _COUNT_PATTERNS: list[tuple[re.Pattern[str], str]] = [
 _PYTEST_RE = re.compile(r"(?:^|[\s=])(?:(\d+) failed)?(?:,\s*)?(?:(\d+) passed)?(?:,\s*\d+ \w+)*(?:,\s*(\d+) errors?)?\s+in\s+[\d.]+\s*s", re.MULTILINE)
 _PASS_WORDS = ("All checks passed", "Success: no issues found", "found no issues", "0 errors", "Build succeeded", "Finished `", "Generated ")
 #: A command's output that may report a failure: the hook's error words
-#: (:data:`rolling_graph.capture.events.ERROR_WORDS`, one list) plus what test and build tools print.
+#: (:data:`rolling_graph.capture.text.ERROR_WORDS`, one list) plus what test and build tools print.
 _FAIL_WORDS = (*ERROR_WORDS, "--- FAIL", "\nFAIL ", "error[", "** (", "✘ [ERROR]", "Found ", "failed")
 
 
@@ -242,19 +242,6 @@ def error_id(line: str) -> str:
 
 
 # -- commits and the tracker ------------------------------------------------------------------
-def quoted_message(command: str) -> str | None:
-    """A ``git commit`` message's first line: ``-m "…"``, ``-m '…'`` or a heredoc."""
-    m = re.search(r"<<-?\s*['\"]?(\w+)['\"]?\s*\n(.*?)\n\s*\1\b", command, re.DOTALL)
-    if m:
-        body = m.group(2).strip()
-        return body.split("\n", 1)[0].strip() if body else None
-    m = re.search(r"(?:-m|--message)(?:=|\s+)(?:\"((?:[^\"\\]|\\.)*)\"|'([^']*)')", command)
-    if m:
-        body = (m.group(1) or m.group(2) or "").strip()
-        return body.split("\n", 1)[0].strip() or None
-    return None
-
-
 _COMMIT_OUT_RE = re.compile(r"^\[(?P<branch>[^\s\]]+)(?: \([\w -]+\))? (?P<sha>[0-9a-f]{7,40})\] (?P<subject>.+)$", re.MULTILINE)
 
 

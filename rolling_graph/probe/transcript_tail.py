@@ -25,6 +25,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from rolling_graph.capture.events import bounded
+from rolling_graph.capture.tools import EDIT_TOOLS, FileEdit, parse_tool
 from rolling_graph.probe.code_names import code_names, defined_names, file_names, frequent_names
 from rolling_graph.store.userfile import read_regular, regular_size
 
@@ -46,30 +47,12 @@ def _text_of(line: dict[str, Any]) -> str:
     return "\n".join(p.strip() for p in parts if p and p.strip())
 
 
-#: Tools whose whole input names code (file path key, text keys).
-_EDIT_INPUTS = {"Write": ("file_path", ("content",)), "Edit": ("file_path", ("new_string",)),
-                "MultiEdit": ("file_path", ("edits",)), "NotebookEdit": ("notebook_path", ("new_source",))}
 NAMES_PER_INPUT = 40
 #: Most code names of one input kept as its mentions (a 10 kB Write uses 100–200).
 MENTIONS_PER_INPUT = 200
-#: Old-code keys of the edit tools: the code an edit replaces still names what it works on.
-_OLD_KEYS = {"Edit": "old_string", "MultiEdit": "old_string"}
 
 #: ``(tool, path, names, mentions)`` of one edit in the transcript.
 Edit = tuple[str, str, list[str], list[str]]
-
-
-def _input_texts(tool: str, inp: dict[str, Any], old: bool = False) -> str:
-    texts: list[str] = []
-    keys = (_OLD_KEYS[tool],) if old else _EDIT_INPUTS[tool][1]
-    for key in keys:
-        value = inp.get(key)
-        if isinstance(value, str):
-            texts.append(value[:200_000])
-    if tool == "MultiEdit" and isinstance(inp.get("edits"), list):
-        field = "old_string" if old else "new_string"
-        texts += [e[field][:50_000] for e in inp["edits"][:50] if isinstance(e, dict) and isinstance(e.get(field), str)]
-    return "\n".join(texts)
 
 
 def _input_names(text: str) -> list[str]:
@@ -77,14 +60,14 @@ def _input_names(text: str) -> list[str]:
     return list(dict.fromkeys(defined_names(text, 15) + frequent_names(text, NAMES_PER_INPUT)))[:NAMES_PER_INPUT]
 
 
-def _input_mentions(tool: str, inp: dict[str, Any], text: str) -> list[str]:
+def _input_mentions(call: FileEdit, text: str) -> list[str]:
     """Every code name an edit's whole input uses, in order: the new code's (``text``), then
     those only the code it replaces has (prefixed ``-``: touched, but gone from the code)."""
     new = code_names(text, MENTIONS_PER_INPUT) + file_names(text)
-    if tool not in _OLD_KEYS:
+    if not call.REPLACES:
         return new
     seen = set(new)
-    gone = [n for n in code_names(_input_texts(tool, inp, old=True), MENTIONS_PER_INPUT) if n not in seen]
+    gone = [n for n in code_names(call.old_code(), MENTIONS_PER_INPUT) if n not in seen]
     return (new + ["-" + n for n in gone])[:MENTIONS_PER_INPUT]
 
 
@@ -94,13 +77,11 @@ def _edits_of(line: dict[str, Any]) -> list[Edit]:
     out = []
     for block in content if isinstance(content, list) else []:
         tool = block.get("name") if isinstance(block, dict) and block.get("type") == "tool_use" else None
-        if isinstance(tool, str) and tool in _EDIT_INPUTS:  # (a name of the wrong type is no tool: never a key)
-            raw = block.get("input")
-            inp: dict[str, Any] = raw if isinstance(raw, dict) else {}
-            path = inp.get(_EDIT_INPUTS[tool][0])
-            if isinstance(path, str) and path:
-                text = _input_texts(tool, inp)  # the new code, joined once for both
-                out.append((tool, path, _input_names(text), _input_mentions(tool, inp, text)))
+        if isinstance(tool, str) and tool in EDIT_TOOLS:  # (a name of the wrong type is no tool: never a key)
+            call = parse_tool(tool, block.get("input"))
+            if isinstance(call, FileEdit) and call.file:
+                text = call.new_code()  # the new code, joined once for both
+                out.append((tool, call.file, _input_names(text), _input_mentions(call, text)))
     return out
 
 
@@ -160,12 +141,11 @@ def attach_names(batch: list[PendingEvent], edits: list[Edit]) -> None:
         if not names and not mentions:
             continue
         for i, event in enumerate(batch):
-            if i in used or event.get("tool") != tool or event.get("event") != "PostToolUse":
+            if i in used or event["tool"] != tool or event["event"] != "PostToolUse":
                 continue
-            paths = event.get("paths") or []
+            paths = event["paths"]
             if paths and (path == paths[0] or path.endswith("/" + paths[0])):
-                data = event.get("data")
-                event["data"] = {**(data if isinstance(data, dict) else {}), "names": names, "mentions": mentions}
+                event["data"] = {**event.get("data", {}), "names": names, "mentions": mentions}
                 used.add(i)
                 break
 
@@ -194,8 +174,8 @@ def with_assistant_text(store: SidecarStore, sid: str, batch: list[PendingEvent]
     the gate state). Nothing changes when the transcript is unknown or unreadable."""
     if not batch:
         return batch
-    with store.transaction(sid, graph=False) as doc:
-        gate = doc["gate"]
+    with store.hook_transaction(sid, index="none") as view:  # the state alone: no graph parsed
+        gate = view.state["gate"]
         path = gate.get("transcript")
         if not isinstance(path, str) or not path:
             return batch

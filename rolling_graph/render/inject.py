@@ -61,8 +61,8 @@ def prompt_context(view: HookView, prompt: str, settings: Settings, event_id: st
 
 class DocView:
     """A combined document held in a ``store.transaction`` seen as a hook view: its graph,
-    its state (the same dict) and an index that finds nothing (only :func:`full_context`,
-    which renders from the graph, is given one)."""
+    its state (the same dict) and an index that finds nothing (only the restore block, which
+    renders from the graph, is given one)."""
 
     def __init__(self, doc: SessionDoc) -> None:
         self.doc = doc
@@ -94,16 +94,6 @@ def restart_ledger(view: HookView, doc: GraphDoc, shown: list[str]) -> None:
     ledger_mod.record(ledger, {n: ledger_mod.fingerprint(n, doc, adj) for n in shown})
     index_mod.mark(ledger, doc["journal_seq"], [])
     view.state["ledger"] = ledger
-
-
-def full_context(view: HookView, settings: Settings) -> str:
-    """The full LOD block; the ledger restarts from what it shows."""
-    from rolling_graph.render.lod import render_lod_shown
-
-    doc = view.graph()
-    text, shown = render_lod_shown(doc, settings.render)
-    restart_ledger(view, doc, shown)
-    return text
 
 
 def tool_context(view: HookView, event: PendingEvent, settings: Settings) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from rolling_graph.core.adjacency import adjacency
 from rolling_graph.core.focus import rejected_ids, superseded_by
 from rolling_graph.core.lazyre import lazy
+from rolling_graph.core.model import DECISION_KINDS, INTENT_KINDS
 from rolling_graph.safety.sanitize import esc
 
 TYPE_CHECKING = False
@@ -37,7 +38,6 @@ OPEN = opening("hot graph")
 #: A new session's block: what the project's earlier sessions left (the warm graph's pull).
 OPEN_EARLIER = opening("earlier sessions")
 CLOSE = "</rolling-graph-memory>"
-LABEL_SHOWN = 90
 SUMMARY_SHOWN = 160
 HEADING_SHOWN = 120
 _WORD_RE = lazy(r"[a-z0-9][a-z0-9+#.-]{2,}")
@@ -70,7 +70,7 @@ def node_line(nid: str, doc: GraphDoc, adj: Adjacency, *, full: bool = True, lin
         label = esc(nodes[other]["label"], 48)
         if verb == "supersedes":
             out.append(f"supersedes (older, do not follow): {label}" if direction == ">" else f"superseded by: {label}")
-        elif verb == "contradicts" and direction == ">" and n["kind"] in ("decision", "correction"):
+        elif verb == "contradicts" and direction == ">" and n["kind"] in DECISION_KINDS:
             out.append(f"rejects: {label}")
         elif full:
             out.append(f"{verb} {label}" if direction == ">" else f"{label} {verb} this")
@@ -226,7 +226,7 @@ def render_lod_shown(
     # far from the focus, the session's live intent must survive a compaction.
     live = [
         n for n in [*hop1, *rest]
-        if nodes[n]["kind"] in ("decision", "correction", "preference") and n not in old and n not in rejected and n not in shown
+        if nodes[n]["kind"] in INTENT_KINDS and n not in old and n not in rejected and n not in shown
     ]
     live.sort(key=lambda i: (-nodes[i]["weight"], i))
     if live and b.add("Decisions in force:", reserve):
@@ -236,7 +236,7 @@ def render_lod_shown(
             shown[nid] = None
     near = [n for n in hop1 if n not in shown]
     # Decisions and corrections outrank incidental names; superseded ones go last.
-    near.sort(key=lambda i: (i in old or i in rejected, nodes[i]["kind"] not in ("decision", "correction"), -nodes[i]["weight"]))
+    near.sort(key=lambda i: (i in old or i in rejected, nodes[i]["kind"] not in DECISION_KINDS, -nodes[i]["weight"]))
     if near and b.add("Nearby:", reserve):
         for nid in near:
             mark = " [superseded]" if nid in old else " [rejected option]" if nid in rejected else ""

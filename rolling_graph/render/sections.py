@@ -9,9 +9,10 @@ of the graph, named compactly and then counted, is :mod:`rolling_graph.render.na
 from __future__ import annotations
 
 from rolling_graph.core.config import _Strategy
+from rolling_graph.core.model import INTENT_KINDS
 from rolling_graph.render.layout import Section, first_item, join_items, short_command, shown_path
 from rolling_graph.render.rank import count, facts_of
-from rolling_graph.render.view import INTENT, RestoreView
+from rolling_graph.render.view import RestoreView
 from rolling_graph.safety.sanitize import esc, sentence_ends
 
 TYPE_CHECKING = False
@@ -171,7 +172,7 @@ def add_tasks(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]
 def add_decisions(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]) -> None:
     """Every decision in force that fits, in rank order, before what any of them supersedes
     or rejects: a second decision in force says more than the first one's history."""
-    ranked = g.ranked(INTENT)
+    ranked = g.ranked(INTENT_KINDS)
     if not ranked:
         return
     heading = "Decisions in force:\n"  # goes in with the first decision (one line of the block)

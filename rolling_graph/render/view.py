@@ -9,6 +9,7 @@ on their successor's line. Everything in force is ranked once
 from __future__ import annotations
 
 from rolling_graph.core.focus import rejected_ids, superseded_by
+from rolling_graph.core.model import INTENT_KINDS
 from rolling_graph.core.vocabulary import not_a_decision
 from rolling_graph.render.layout import file_path
 from rolling_graph.render.rank import best_first, facts_of, is_removed, recency_key, scores
@@ -22,8 +23,7 @@ if TYPE_CHECKING:
 
 #: Kinds with a section of their own (requests, tasks, decisions) or none (summaries):
 #: never in the list of further names.
-INTENT = ("decision", "correction", "preference")
-NOT_NAMES = frozenset({"request", "task", "summary", *INTENT})
+NOT_NAMES = frozenset({"request", "task", "summary", *INTENT_KINDS})
 #: A rejected option of at most this many words is a name whose words mark related names.
 OPTION_WORDS = 3
 _OPTION_STOP = frozenset("the and for use using with not new old via from into".split())
@@ -110,7 +110,7 @@ class RestoreView:
         #: Decisions whose label is no sentence that states a choice (a heading, a fragment,
         #: narration: :func:`rolling_graph.core.vocabulary.not_a_decision`), from graphs written
         #: before the extractor knew them: neither shown nor counted.
-        self.noise = {nid for nid, node in nodes.items() if node["kind"] in INTENT and not_a_decision(node["label"])}
+        self.noise = {nid for nid, node in nodes.items() if node["kind"] in INTENT_KINDS and not_a_decision(node["label"])}
         self.kind: dict[str, str] = {nid: node["kind"] for nid, node in nodes.items()
                                      if nid not in hidden and nid not in self.removed and nid not in self.noise}
         self.by_kind: dict[str, list[str]] = {}

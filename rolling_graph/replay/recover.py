@@ -31,6 +31,7 @@ from rolling_graph.warm.reconcile import load_sidecar, reconcile_doc
 
 if TYPE_CHECKING:
     from rolling_graph.core.types import GraphDoc, SessionDoc
+    from rolling_graph.warm.db import Connection
 
 MAX_ATTEMPTS = 20
 #: Transcripts older than this are history, not crashed sessions.
@@ -77,7 +78,7 @@ def _rewrite(path: Path, entry: dict[str, Any]) -> None:
     write_text_atomic(path, json.dumps(entry))
 
 
-def drain_queue(settings: Settings, conn: Any, report: RecoverReport) -> None:
+def drain_queue(settings: Settings, conn: Connection, report: RecoverReport) -> None:
     for path in pending(settings):
         try:
             entry = json.loads(path.read_text(encoding="utf-8"))
@@ -108,7 +109,7 @@ def drain_queue(settings: Settings, conn: Any, report: RecoverReport) -> None:
     report.queue_left = len(pending(settings))
 
 
-def stale_sessions(settings: Settings, conn: Any) -> list[tuple[str, SessionDoc]]:
+def stale_sessions(settings: Settings, conn: Connection) -> list[tuple[str, SessionDoc]]:
     """Sidecars whose journal is ahead of their last reconciliation."""
     done = {sid: int(seq) for sid, seq in conn.execute("SELECT session_id, max(journal_seq) FROM sessions GROUP BY session_id")}
     conn.commit()

@@ -214,15 +214,6 @@ def _hex_after(count: int) -> Check:
     return check
 
 
-def _after_any(chars: str) -> Check:
-    """The literal right after one of ``chars`` (a URL's query: ``?token=``)."""
-
-    def check(text: str, low: str, k: int, n: int) -> bool:
-        return k > 0 and text[k - 1] in chars
-
-    return check
-
-
 _TOKEN_RUN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
 
 

@@ -19,8 +19,9 @@ Files, in ``$ROLLING_GRAPH_HOME/sessions/``:
 
 Every write is atomic: a temp file in the same directory, fsync, ``os.replace``. A file that
 is missing, damaged or behind the journal is repaired from it (:mod:`rolling_graph.store.repair`).
-:class:`SessionFiles` is the base of :class:`rolling_graph.store.sidecar.SidecarStore`, which adds
-the locked transactions and the journaled changes.
+:class:`rolling_graph.store.sidecar.SidecarStore` holds a :class:`SessionFiles` and adds the
+locked transactions and the journaled changes; the methods named ``…_locked`` are its, called
+with the session's lock held.
 """
 
 from __future__ import annotations
@@ -86,50 +87,51 @@ class SessionFiles:
         self._bad_graph: dict[str, str] = {}  # why a graph file was refused, for its rebuild's note
 
     # -- paths -----------------------------------------------------------------------
-    def _path(self, sid: str, suffix: str) -> str:
+    def path(self, sid: str, suffix: str) -> str:
+        """The file ``<sid>.<suffix>`` (``graph.json``, ``journal.jsonl``, …); ``sid`` is checked."""
         validate_session_id(sid)
         return os.path.join(self.dir, f"{sid}.{suffix}")
 
     def graph_path(self, sid: str) -> Path:
         from pathlib import Path
 
-        return Path(self._path(sid, "graph.json"))
+        return Path(self.path(sid, "graph.json"))
 
     def state_path(self, sid: str) -> Path:
         from pathlib import Path
 
-        return Path(self._path(sid, "state.json"))
+        return Path(self.path(sid, "state.json"))
 
     def journal_path(self, sid: str) -> Path:
         from pathlib import Path
 
-        return Path(self._path(sid, "journal.jsonl"))
+        return Path(self.path(sid, "journal.jsonl"))
 
     def exists(self, sid: str) -> bool:
-        return os.path.exists(self._path(sid, "graph.json")) or os.path.exists(self._path(sid, "journal.jsonl"))
+        return os.path.exists(self.path(sid, "graph.json")) or os.path.exists(self.path(sid, "journal.jsonl"))
 
     def lock(self, sid: str, blocking: bool = True) -> FileLock:
         os.makedirs(self.dir, exist_ok=True)
-        return FileLock(self._path(sid, "lock"), blocking)
+        return FileLock(self.path(sid, "lock"), blocking)
 
     def probe_lock(self, sid: str) -> FileLock:
         """Held by the one probe process a session may have; taken without blocking."""
         os.makedirs(self.dir, exist_ok=True)
-        return FileLock(self._path(sid, "probe.lock"), blocking=False)
+        return FileLock(self.path(sid, "probe.lock"), blocking=False)
 
     def probe_running(self, sid: str) -> bool:
         with self.probe_lock(sid) as lk:
             return not lk.acquired
 
     # -- reading -----------------------------------------------------------------------
-    def _decay_settings(self) -> DecaySettings:
+    def decay_settings(self) -> DecaySettings:
         if self.settings is not None:
             return self.settings.decay
         from rolling_graph.core.config import DecaySettings
 
         return DecaySettings()
 
-    def _now(self) -> datetime:
+    def now(self) -> datetime:
         """The settings' clock (a replay pins it), or the system clock for a bare store."""
         return self.settings.clock.now() if self.settings is not None else utcnow()
 
@@ -139,16 +141,18 @@ class SessionFiles:
         Reads need no lock: files are only ever replaced whole.
         """
         graph = self._read_graph(sid)
-        jpath = self._path(sid, "journal.jsonl")
+        jpath = self.path(sid, "journal.jsonl")
         if graph is not None and graph.get("journal_bytes", 0) >= journal_mod.journal_size(jpath):
             return graph
         if not os.path.exists(jpath) and graph is None:
             return new_graph(sid)
         with self.lock(sid):  # rebuild under the lock so only one process repairs
-            return self._load_graph_locked(sid)
+            return self.load_graph_locked(sid)
 
-    def _load_graph_locked(self, sid: str) -> GraphDoc:
-        jpath = self._path(sid, "journal.jsonl")
+    def load_graph_locked(self, sid: str) -> GraphDoc:
+        """:meth:`load_graph` with the session's lock held: a graph file that is missing, damaged
+        or behind the journal is rebuilt or rolled forward and written here."""
+        jpath = self.path(sid, "journal.jsonl")
         graph = self._read_graph(sid)
         size = journal_mod.journal_size(jpath)
         if graph is not None and graph.get("journal_bytes", 0) >= size:
@@ -156,7 +160,7 @@ class SessionFiles:
         from rolling_graph.store.repair import rebuild_graph
 
         refused = self._bad_graph.pop(sid, None)
-        graph = rebuild_graph(sid, graph, jpath, self._decay_settings(), lambda: self._read_graph(sid), refused,
+        graph = rebuild_graph(sid, graph, jpath, self.decay_settings(), lambda: self._read_graph(sid), refused,
                               os.path.dirname(self.dir))
         graph["journal_bytes"] = size
         os.makedirs(self.dir, exist_ok=True)
@@ -167,14 +171,14 @@ class SessionFiles:
         """The graph file's document, normalised (through its cache when that is current:
         the cache holds the document as normalised), or None when the file is missing,
         unreadable or of another schema version (then the journal rebuilds it)."""
-        gpath = self._path(sid, "graph.json")
+        gpath = self.path(sid, "graph.json")
         try:
             st = os.stat(gpath)
         except FileNotFoundError:
             return None
         from rolling_graph.store import graph_cache
 
-        cached = graph_cache.read(self._path(sid, "graph.cache"), st)
+        cached = graph_cache.read(self.path(sid, "graph.cache"), st)
         if cached is not None:
             return cached
         raw = read_json(gpath)
@@ -183,7 +187,7 @@ class SessionFiles:
         from rolling_graph.store.shape import graph_problem
 
         why = graph_problem(raw)
-        if why and journal_mod.journal_size(self._path(sid, "journal.jsonl")):
+        if why and journal_mod.journal_size(self.path(sid, "journal.jsonl")):
             self._bad_graph[sid] = why  # a value of the wrong type: the journal says what it was
             return None
         return normalize_graph(raw, sid)  # (no journal to rebuild from: made to fit, field by field)
@@ -192,53 +196,53 @@ class SessionFiles:
         """Graph file (durable), then its read cache and the hook index (derived)."""
         from rolling_graph.store import graph_cache
 
-        gpath = self._path(sid, "graph.json")
+        gpath = self.path(sid, "graph.json")
         write_atomic(gpath, dumps(graph))
         try:
             signature = graph_cache.signature(os.stat(gpath))
-            write_atomic(self._path(sid, "graph.cache"), graph_cache.blob(graph, signature), durable=False)
+            write_atomic(self.path(sid, "graph.cache"), graph_cache.blob(graph, signature), durable=False)
             if WRITE_BRANCHES:
                 from rolling_graph.store import branches
 
-                write_atomic(self._path(sid, "branches.cache"), branches.build(graph, signature), durable=False)
+                write_atomic(self.path(sid, "branches.cache"), branches.build(graph, signature), durable=False)
         except (OSError, ValueError):  # no cache: readers parse the JSON
             pass
-        self._write_index(sid, graph)
+        self.write_index(sid, graph)
 
     def load_branches(self, sid: str) -> Branches | None:
         """The branch cache of the graph file as it is on disk, or None when it is missing
         or stale (call with the session's lock held)."""
         try:
-            st = os.stat(self._path(sid, "graph.json"))
+            st = os.stat(self.path(sid, "graph.json"))
         except OSError:
             return None
         from rolling_graph.store import branches, graph_cache
 
-        return branches.read(self._path(sid, "branches.cache"), graph_cache.signature(st), journal_mod.journal_size(self._path(sid, "journal.jsonl")))
+        return branches.read(self.path(sid, "branches.cache"), graph_cache.signature(st), journal_mod.journal_size(self.path(sid, "journal.jsonl")))
 
-    def _write_index(self, sid: str, graph: GraphDoc) -> HookIndex:
+    def write_index(self, sid: str, graph: GraphDoc) -> HookIndex:
         """The hook index and the tool index, from ``graph`` (derived: no fsync)."""
         from rolling_graph.store.index import build_index
 
-        index = build_index(graph, read_json(self._path(sid, "index.json")))
-        self._write_tool_index(sid, index)
-        write_atomic(self._path(sid, "index.json"), dumps(index), durable=False)
+        index = build_index(graph, read_json(self.path(sid, "index.json")))
+        self.write_tool_index(sid, index)
+        write_atomic(self.path(sid, "index.json"), dumps(index), durable=False)
         return index
 
-    def _write_tool_index(self, sid: str, index: HookIndex) -> None:
+    def write_tool_index(self, sid: str, index: HookIndex) -> None:
         from rolling_graph.store.index import build_tool_index
 
-        write_atomic(self._path(sid, "tool-index.json"), dumps(build_tool_index(index)), durable=False)
+        write_atomic(self.path(sid, "tool-index.json"), dumps(build_tool_index(index)), durable=False)
 
     def load_tool_index(self, sid: str) -> ToolIndex | None:
         """The tool index, or None when missing, unreadable, of another version or older
         than the journal (the caller then reads the full index)."""
         from rolling_graph.store.index import TOOL_INDEX_VERSION
 
-        raw = read_json(self._path(sid, "tool-index.json"))
+        raw = read_json(self.path(sid, "tool-index.json"))
         if not raw or raw.get("version") != TOOL_INDEX_VERSION or not isinstance(raw.get("ids"), list):
             return None
-        if raw.get("journal_bytes") != journal_mod.journal_size(self._path(sid, "journal.jsonl")):
+        if raw.get("journal_bytes") != journal_mod.journal_size(self.path(sid, "journal.jsonl")):
             return None
         tool: ToolIndex = raw  # type: ignore[assignment]  # written only by _write_index: its version says its shape
         return tool
@@ -248,12 +252,12 @@ class SessionFiles:
         caller then rebuilds it from the graph) or older than the journal."""
         from rolling_graph.store.index import COLUMNS, INDEX_VERSION
 
-        raw = read_json(self._path(sid, "index.json"))
+        raw = read_json(self.path(sid, "index.json"))
         if not raw or raw.get("version") != INDEX_VERSION:
             return None
         if len({len(raw[c]) if isinstance(raw.get(c), list) else -1 for c in COLUMNS}) != 1:
             return None  # columns of different lengths: not an index this code wrote
-        if raw.get("journal_bytes") != journal_mod.journal_size(self._path(sid, "journal.jsonl")):
+        if raw.get("journal_bytes") != journal_mod.journal_size(self.path(sid, "journal.jsonl")):
             return None
         index: HookIndex = raw  # type: ignore[assignment]  # written only by _write_index: its version says its shape
         return index
@@ -266,12 +270,12 @@ class SessionFiles:
         (:func:`rolling_graph.store.repair.recover_state`)."""
         from rolling_graph.store.shape import state_problem
 
-        path = self._path(sid, "state.json")
+        path = self.path(sid, "state.json")
         raw = read_json(path)
         why = state_problem(raw) if raw is not None else None
         if raw is not None and why is None:
             return normalize_state(raw)
-        jpath = self._path(sid, "journal.jsonl")
+        jpath = self.path(sid, "journal.jsonl")
         present = os.path.exists(path)
         if not present and not os.path.exists(jpath):
             return normalize_state(None)  # a new session
@@ -283,22 +287,28 @@ class SessionFiles:
         """A snapshot of the combined document (graph + gate, ledger, counters)."""
         return {**self.load_graph(sid), **self.load_state(sid)}
 
-    def _load_locked(self, sid: str) -> SessionDoc:
+    def load_locked(self, sid: str, parsed: GraphDoc | None = None) -> SessionDoc:
+        """The combined document, with the session's lock held (a new session's when there is
+        none). ``parsed``: the graph as the caller holds it, taken as it is while the journal
+        is the size it reflects (nothing has changed the graph since), else read again."""
         os.makedirs(self.dir, exist_ok=True)
-        if os.path.exists(self._path(sid, "graph.json")) or os.path.exists(self._path(sid, "journal.jsonl")):
-            graph = self._load_graph_locked(sid)
+        jpath = self.path(sid, "journal.jsonl")
+        if parsed is not None and os.path.exists(jpath) and parsed.get("journal_bytes") == journal_mod.journal_size(jpath):
+            graph = graph_part(parsed)  # type: ignore[arg-type]  # a graph, or a whole document: its graph part
+        elif os.path.exists(self.path(sid, "graph.json")) or os.path.exists(jpath):
+            graph = self.load_graph_locked(sid)
         else:
             graph = new_graph(sid)
         return {**graph, **self.load_state(sid)}
 
     def read_journal(self, sid: str) -> list[JournalEntry]:
         """The session's journal entries, oldest first (unreadable lines skipped)."""
-        return journal_mod.read_journal(self._path(sid, "journal.jsonl"))
+        return journal_mod.read_journal(self.path(sid, "journal.jsonl"))
 
     def project(self, sid: str) -> str | None:
         """The session's project, from its journal's first (init) entry: no graph parse."""
         try:
-            with open(self._path(sid, "journal.jsonl"), "rb") as fh:
+            with open(self.path(sid, "journal.jsonl"), "rb") as fh:
                 first = fh.readline()
             entry = jsonio.loads(first)
         except (OSError, ValueError, UnicodeDecodeError):
@@ -307,15 +317,15 @@ class SessionFiles:
         return project if isinstance(project, str) else None
 
     # -- writing -------------------------------------------------------------------------
-    def _save_locked(self, sid: str, state: HookState, graph: SessionDoc | None = None) -> None:
+    def save_locked(self, sid: str, state: HookState, graph: SessionDoc | None = None) -> None:
         """Write the state file, and the graph file too when ``graph`` is given."""
         os.makedirs(self.dir, exist_ok=True)
         payload = {"version": SCHEMA_VERSION, "gate": state["gate"], "ledger": state["ledger"], "counters": state["counters"]}
-        write_atomic(self._path(sid, "state.json"), dumps(payload), durable=False)
+        write_atomic(self.path(sid, "state.json"), dumps(payload), durable=False)
         if graph is not None:
             g = graph_part(graph)
-            g["updated_at"] = iso(self._now())
-            g["journal_bytes"] = journal_mod.journal_size(self._path(sid, "journal.jsonl"))
+            g["updated_at"] = iso(self.now())
+            g["journal_bytes"] = journal_mod.journal_size(self.path(sid, "journal.jsonl"))
             self._write_graph(sid, g)
 
     def clean_temp(self, sid: str | None = None) -> list[str]:

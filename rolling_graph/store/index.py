@@ -25,7 +25,8 @@ store does the file I/O.
 from __future__ import annotations
 
 from rolling_graph.core.filepaths import file_id
-from rolling_graph.core.ledger import INTENT_KINDS, fingerprint
+from rolling_graph.core.ledger import NEWS_KINDS, fingerprint
+from rolling_graph.core.model import INTENT_KINDS
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 INDEX_VERSION = 3
 #: The node columns of an index, each a list as long as ``ids``.
 COLUMNS = ("ids", "labels", "kinds", "weights", "sources")
-_INTENT = ("decision", "correction", "preference")
 
 
 def build_index(graph: GraphDoc, previous: Mapping[str, Any] | None = None) -> HookIndex:
@@ -52,11 +52,11 @@ def build_index(graph: GraphDoc, previous: Mapping[str, Any] | None = None) -> H
     # News is intent (decisions, corrections, preferences, errors). A name drifting into the
     # focus as weights decay is not news: the full block at startup, resume and compaction
     # carries the focus.
-    speakable = {nid for nid, n in nodes.items() if n["kind"] in INTENT_KINDS}
+    speakable = {nid for nid, n in nodes.items() if n["kind"] in NEWS_KINDS}
     adj = adjacency(graph, speakable)
     file_intents: dict[str, list[str]] = {}
     for nid in speakable:
-        if nodes[nid]["kind"] not in _INTENT:
+        if nodes[nid]["kind"] not in INTENT_KINDS:
             continue
         for _, other, _ in adj.get(nid, ()):
             if nodes[other]["kind"] == "file":
@@ -166,7 +166,7 @@ def delta_order(index: HookIndex, ledger: Ledger) -> tuple[list[str], dict[str, 
     focus = set(index["focus"])
     kinds, weights = index["kinds"], index["weights"]
     at = {nid: i for i, nid in enumerate(index["ids"]) if nid in fresh}
-    order = sorted(at, key=lambda i: (kinds[at[i]] not in INTENT_KINDS, i not in focus, -weights[at[i]], i))
+    order = sorted(at, key=lambda i: (kinds[at[i]] not in NEWS_KINDS, i not in focus, -weights[at[i]], i))
     return order, fresh
 
 

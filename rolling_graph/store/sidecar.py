@@ -19,6 +19,7 @@ from rolling_graph.store.files import SessionFiles, dumps, graph_part, no_index
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Container
+    from pathlib import Path
     from typing import Literal
 
     from rolling_graph.core.config import Settings
@@ -32,7 +33,10 @@ if TYPE_CHECKING:
         PatchOp,
         PendingEvent,
         SessionDoc,
+        ToolIndex,
     )
+    from rolling_graph.store.atomic import FileLock
+    from rolling_graph.store.branches import Branches
 
     #: Which index a hook view reads (:meth:`SidecarStore.hook_transaction`).
     IndexPart = Literal["full", "tool", "none"]
@@ -61,15 +65,15 @@ def _trial_copy(doc: SessionDoc, entry: JournalEntry) -> GraphDoc:
 
 
 class _Transaction:
-    def __init__(self, store: SidecarStore, sid: str, graph: bool) -> None:
-        self.store, self.sid, self.graph = store, sid, graph
+    def __init__(self, store: SidecarStore, sid: str, graph: bool, parsed: GraphDoc | None = None) -> None:
+        self.store, self.sid, self.graph, self.parsed = store, sid, graph, parsed
         self.lock = store.lock(sid)
         self.doc: SessionDoc
 
     def __enter__(self) -> SessionDoc:
         self.lock.__enter__()
         try:
-            self.doc = self.store._load_locked(self.sid)
+            self.doc = self.store.files.load_locked(self.sid, self.parsed)
         except BaseException:
             self.lock.__exit__()
             raise
@@ -109,7 +113,7 @@ class _HookView:
                 self.node_ids = frozenset(self.index["ids"])
                 if self.part == "tool" and self.index["version"] and self._graph is None:
                     # Read from its file (a rebuild writes both): e.g. written before tool indexes.
-                    self.store._write_tool_index(self.sid, self.index)
+                    self.store.files.write_tool_index(self.sid, self.index)
         except BaseException:
             self.lock.__exit__()
             raise
@@ -123,13 +127,13 @@ class _HookView:
             return no_index()
         # Missing or stale: a graph that lags its journal is rolled forward, which writes
         # the index too; otherwise build it from the graph, once.
-        self._graph = self.store._load_graph_locked(self.sid)
-        return self.store.load_index(self.sid) or self.store._write_index(self.sid, self._graph)
+        self._graph = self.store.files.load_graph_locked(self.sid)
+        return self.store.load_index(self.sid) or self.store.files.write_index(self.sid, self._graph)
 
     def graph(self) -> SessionDoc:
         """The combined document (graph + this view's state), parsed on first use."""
         if self._graph is None:
-            self._graph = self.store._load_graph_locked(self.sid)
+            self._graph = self.store.files.load_graph_locked(self.sid)
         return {**self._graph, **self.state}
 
     def branch(self, ids: list[str], linked: list[str]) -> tuple[GraphDoc, Adjacency]:
@@ -167,32 +171,99 @@ class _JournalGroup:
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         entries = self.store._groups.pop(self.sid, [])
         if exc_type is None and entries:
-            journal_mod.append_many(self.store._path(self.sid, "journal.jsonl"), entries)
+            journal_mod.append_many(self.store.files.path(self.sid, "journal.jsonl"), entries)
 
 
-class SidecarStore(SessionFiles):
+class SidecarStore:
     """Load, save and change session documents under ``home/sessions``."""
 
     def __init__(self, settings: Settings | str | os.PathLike[str]) -> None:
         """``settings``, or just the home directory (default decay settings, system clock)."""
-        super().__init__(settings)
+        #: The session's files: where they are, how they are read, written and repaired.
+        self.files = SessionFiles(settings)
+        self.settings: Settings | None = self.files.settings
+        self.dir = self.files.dir  # home/sessions
         self._groups: dict[str, list[JournalEntry]] = {}  # open journal groups, by session
         self._overflow_taken: set[str] = set()  # sessions whose overflow file goes when their state is saved
+
+    # -- reading: the session's files (SessionFiles) ----------------------------------------
+    def graph_path(self, sid: str) -> Path:
+        return self.files.graph_path(sid)
+
+    def state_path(self, sid: str) -> Path:
+        return self.files.state_path(sid)
+
+    def journal_path(self, sid: str) -> Path:
+        return self.files.journal_path(sid)
+
+    def exists(self, sid: str) -> bool:
+        """Whether the session has a graph or a journal."""
+        return self.files.exists(sid)
+
+    def lock(self, sid: str, blocking: bool = True) -> FileLock:
+        """The session's lock (``fcntl``): every write of its files holds it."""
+        return self.files.lock(sid, blocking)
+
+    def probe_lock(self, sid: str) -> FileLock:
+        """Held by the one probe process a session may have; taken without blocking."""
+        return self.files.probe_lock(sid)
+
+    def probe_running(self, sid: str) -> bool:
+        return self.files.probe_running(sid)
+
+    def load(self, sid: str) -> SessionDoc:
+        """A snapshot of the combined document (graph + gate, ledger, counters); no lock."""
+        return self.files.load(sid)
+
+    def load_graph(self, sid: str) -> GraphDoc:
+        """The graph document, rebuilt or rolled forward from the journal when needed."""
+        return self.files.load_graph(sid)
+
+    def load_state(self, sid: str) -> HookState:
+        """The hook's state (gate, ledger, counters), repaired from the journal when needed."""
+        return self.files.load_state(sid)
+
+    def load_index(self, sid: str) -> HookIndex | None:
+        return self.files.load_index(sid)
+
+    def load_tool_index(self, sid: str) -> ToolIndex | None:
+        return self.files.load_tool_index(sid)
+
+    def load_branches(self, sid: str) -> Branches | None:
+        return self.files.load_branches(sid)
+
+    def read_journal(self, sid: str) -> list[JournalEntry]:
+        return self.files.read_journal(sid)
+
+    def project(self, sid: str) -> str | None:
+        """The session's project, from its journal's first (init) entry: no graph parse."""
+        return self.files.project(sid)
+
+    def clean_temp(self, sid: str | None = None) -> list[str]:
+        """Remove temp files that killed writers left (of one session, or of all)."""
+        return self.files.clean_temp(sid)
+
+    def session_times(self) -> dict[str, float]:
+        return self.files.session_times()
+
+    def list_sessions(self) -> list[str]:
+        """Session ids with a graph or journal, most recently updated first."""
+        return self.files.list_sessions()
 
     # -- the overflow file ---------------------------------------------------------------
     def overflow_path(self, sid: str) -> str:
         """``<sid>.overflow.jsonl``: events past the queue's bound, one JSON object a line."""
-        return self._path(sid, "overflow.jsonl")
+        return self.files.path(sid, "overflow.jsonl")
 
     def _save_locked(self, sid: str, state: HookState, graph: SessionDoc | None = None) -> None:
-        """The state (and graph) as the base writes them; events the gate spilled past the
+        """The state (and graph) as :meth:`SessionFiles.save_locked` writes them; events the gate spilled past the
         queue's bound are appended to the overflow file first, and an overflow file taken
         in this transaction (:meth:`take_overflow`) is removed once the state that holds
         its events is written."""
         spilled = state["gate"].pop("spilled", None)
         if spilled:
             self._spill(sid, spilled, state["gate"])
-        super()._save_locked(sid, state, graph)
+        self.files.save_locked(sid, state, graph)
         if sid in self._overflow_taken:
             self._overflow_taken.discard(sid)
             try:  # noqa: SIM105 - contextlib is one more import for every hook event
@@ -259,17 +330,22 @@ class SidecarStore(SessionFiles):
     # -- transactions ----------------------------------------------------------------------
     def hook_transaction(self, sid: str, *, index: IndexPart = "full") -> _HookView:
         """The hook's locked read-modify-write of its state, with the index at hand (``"tool"``:
-        only what a tool result reads, :func:`rolling_graph.store.index.tool_view`; ``"none"``) and
-        the full graph parsed only if :meth:`_HookView.graph` is called."""
+        only what a tool result reads, :func:`rolling_graph.store.index.tool_view`; ``"none"``:
+        the state alone, as the probe takes its batch) and the full graph parsed only if
+        :meth:`_HookView.graph` is called."""
         return _HookView(self, sid, index)
 
-    def transaction(self, sid: str, *, graph: bool = True) -> _Transaction:
+    def transaction(self, sid: str, *, graph: bool = True, parsed: GraphDoc | None = None) -> _Transaction:
         """``with store.transaction(sid) as doc:`` — locked read-modify-write.
 
-        With ``graph=False`` only the state part (gate, ledger, counters) is written back:
-        the hook's path. Graph changes must go through :meth:`commit_entry`.
+        With ``graph=False`` only the state part (gate, ledger, counters) is written back
+        (a transaction that reads only the state: :meth:`hook_transaction`, ``index="none"``).
+        ``parsed``: this session's graph as the caller already holds it (:meth:`load`), used
+        instead of reading the file again when the journal has not grown since (the graph
+        changes only through it); the caller's document is then the transaction's, and
+        nothing may have changed its graph part. Graph changes must go through :meth:`commit_entry`.
         """
-        return _Transaction(self, sid, graph)
+        return _Transaction(self, sid, graph, parsed)
 
     def journal_group(self, sid: str) -> _JournalGroup:
         """``with store.journal_group(sid):`` inside a transaction: the entries committed in
@@ -287,7 +363,7 @@ class SidecarStore(SessionFiles):
         """
         sid = doc["session_id"]
         entry = {**entry, "seq": doc["journal_seq"] + 1}
-        entry.setdefault("at", iso(self._now()))
+        entry.setdefault("at", iso(self.files.now()))
         entry.setdefault("session_id", sid)
         if doc.get("project") and entry["seq"] == 1:
             entry.setdefault("project", doc["project"])
@@ -295,16 +371,16 @@ class SidecarStore(SessionFiles):
         if entry.get("kind") not in journal_mod.NON_MUTATING:
             # Apply to a copy first: an op that cannot apply must not reach the journal.
             trial = _trial_copy(doc, entry)
-            journal_mod.apply_entry(trial, entry, self._decay_settings())
+            journal_mod.apply_entry(trial, entry, self.files.decay_settings())
             if group is None:
-                journal_mod.append(self._path(sid, "journal.jsonl"), entry)
+                journal_mod.append(self.files.path(sid, "journal.jsonl"), entry)
             else:
                 group.append(entry)
             doc["nodes"], doc["edges"], doc["focus"] = trial["nodes"], trial["edges"], trial["focus"]
             if "last_decay_at" in trial:  # a live graph decays exactly as its journal rebuilds it
                 doc["last_decay_at"] = trial["last_decay_at"]
         elif group is None:
-            journal_mod.append(self._path(sid, "journal.jsonl"), entry)
+            journal_mod.append(self.files.path(sid, "journal.jsonl"), entry)
         else:
             group.append(entry)
         doc["journal_seq"] = entry["seq"]
@@ -346,11 +422,11 @@ class SidecarStore(SessionFiles):
         """
         from rolling_graph.core.weights import activation_ops
 
-        settings = self._decay_settings()
+        settings = self.files.decay_settings()
         with self.transaction(sid) as doc:
             found = [n for n in node_ids if n in doc["nodes"]]
             if found:
-                ops = activation_ops(doc, found, self._now(), settings, source=event_id)
+                ops = activation_ops(doc, found, self.files.now(), settings, source=event_id)
                 self.commit_entry(
                     doc,
                     {"kind": "activate", "rationale": rationale, "event_id": event_id, "backend": "user", "reasons": ["expand"], "ops": ops},

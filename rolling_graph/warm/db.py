@@ -13,10 +13,14 @@ from typing import Any
 
 import psycopg
 from pgvector.psycopg import register_vector
+from psycopg.rows import TupleRow
 
 from rolling_graph.core.config import Settings
 from rolling_graph.core.errors import RollingGraphError
 from rolling_graph.warm import migrate, server, server_watch
+
+#: A connection to the warm graph as :func:`connect` opens it: psycopg 3's, rows as tuples.
+Connection = psycopg.Connection[TupleRow]
 
 #: Seconds to wait for an external server before calling it unreachable.
 CONNECT_TIMEOUT_S = 5
@@ -58,6 +62,15 @@ def resolve(settings: Settings, *, start: bool = True) -> Target:
     return Target(dsn, "embedded")
 
 
+def one(cursor: psycopg.Cursor[TupleRow]) -> TupleRow:
+    """The row a statement returns by its form (an aggregate, ``INSERT … RETURNING``, a row
+    the caller's transaction holds); its absence is a bug, said as such."""
+    row = cursor.fetchone()
+    if row is None:
+        raise LookupError("the statement returned no row where one was certain")
+    return row
+
+
 def hint(settings: Settings) -> str:
     """What to do when the warm graph cannot be reached, for the database in use."""
     if settings.dsn:
@@ -66,7 +79,7 @@ def hint(settings: Settings) -> str:
     return f"see {logs}; `rgraph db start` retries; or set ROLLING_GRAPH_DSN to use your own PostgreSQL"
 
 
-def connect(settings: Settings, *, autocommit: bool = False, start: bool = True) -> psycopg.Connection[Any]:
+def connect(settings: Settings, *, autocommit: bool = False, start: bool = True) -> Connection:
     """An open connection with pgvector registered and the schema up to date.
 
     Raises :class:`DatabaseUnavailable` (with what to do) when the database cannot be reached

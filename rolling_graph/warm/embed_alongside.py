@@ -18,10 +18,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.warm import embeddings
 from rolling_graph.warm.upsert import PROJECT_LOCK
+
+if TYPE_CHECKING:
+    from rolling_graph.warm.db import Connection
 
 
 class _MergeDidNotCommit(Exception):
@@ -29,7 +32,7 @@ class _MergeDidNotCommit(Exception):
 
 
 def pending(
-    conn: Any, embedder: embeddings.Embedder, pid: int, nodes: Sequence[dict[str, Any]], fresh: set[str] | frozenset[str] = frozenset()
+    conn: Connection, embedder: embeddings.Embedder, pid: int, nodes: Sequence[dict[str, Any]], fresh: set[str] | frozenset[str] = frozenset()
 ) -> list[tuple[str, str]]:
     """``(node_id, text)`` of the nodes whose text has no vector of ``embedder``'s model yet.
 
@@ -39,17 +42,17 @@ def pending(
     """
     texts = {n["id"]: embeddings.node_text(n["label"], n["summary"]) for n in nodes}
     lookup = [nid for nid in texts if nid not in fresh]
-    known = dict(
-        conn.execute(
+    known: dict[str, str] = {
+        node_id: content_hash for node_id, content_hash in conn.execute(
             "SELECT node_id, content_hash FROM node_embeddings WHERE project_id = %s AND model = %s AND node_id = ANY(%s)",
             (pid, embedder.model, lookup),
         ).fetchall()
-    ) if lookup else {}
+    } if lookup else {}
     conn.commit()
     return [(nid, text) for nid, text in texts.items() if known.get(nid) != embeddings.content_hash(text)]
 
 
-def store_pending(conn: Any, embedder: embeddings.Embedder, pid: int, todo: list[tuple[str, str]]) -> int:
+def store_pending(conn: Connection, embedder: embeddings.Embedder, pid: int, todo: list[tuple[str, str]]) -> int:
     """Embed ``todo`` and upsert the vectors (inside the caller's transaction)."""
     if not todo:
         return 0
@@ -61,7 +64,7 @@ def store_pending(conn: Any, embedder: embeddings.Embedder, pid: int, todo: list
     )
 
 
-def same_database(conn: Any) -> str:
+def same_database(conn: Connection) -> str:
     """A connection string for the database ``conn`` is connected to (same user, same password)."""
     import psycopg
 
@@ -81,7 +84,7 @@ class EmbedAlongside:
     """
 
     def __init__(
-        self, conn: Any, embedder: embeddings.Embedder, pid: int, nodes: Sequence[dict[str, Any]],
+        self, conn: Connection, embedder: embeddings.Embedder, pid: int, nodes: Sequence[dict[str, Any]],
         *, root: str, session_id: str, seq: int,
     ) -> None:
         self._conninfo = same_database(conn)  # read here: libpq objects are not shared across threads

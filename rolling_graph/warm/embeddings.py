@@ -16,9 +16,12 @@ import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rolling_graph.core.config import Settings
+
+if TYPE_CHECKING:
+    from rolling_graph.warm.db import Connection
 
 OLLAMA_MODEL = "mxbai-embed-large"
 OLLAMA_DIM = 1024
@@ -130,7 +133,7 @@ def index_name(model: str, dim: int) -> str:
     return f"node_emb_hnsw_{safe}_{dim}"
 
 
-def ensure_index(conn: Any, model: str, dim: int) -> str:
+def ensure_index(conn: Connection, model: str, dim: int) -> str:
     """Create the model's partial HNSW index (cosine) once; returns its name."""
     name = index_name(model, dim)
     found = conn.execute("SELECT index_name FROM embedding_models WHERE model = %s", (model,)).fetchone()
@@ -150,7 +153,7 @@ def ensure_index(conn: Any, model: str, dim: int) -> str:
     return name
 
 
-def store(conn: Any, project_id: int, model: str, dim: int, rows: Sequence[tuple[str, str, Sequence[float]]]) -> int:
+def store(conn: Connection, project_id: int, model: str, dim: int, rows: Sequence[tuple[str, str, Sequence[float]]]) -> int:
     """Upsert ``(node_id, content_hash, vector)`` rows for one model, in node-id order (two
     writers of the same rows then lock them in the same order).
 
@@ -189,7 +192,7 @@ def nearest_sql(model: str, dim: int) -> Any:
 
 
 def similar(
-    conn: Any, project_id: int, model: str, dim: int, query: Sequence[float], limit: int = 50, ef_search: int = 100
+    conn: Connection, project_id: int, model: str, dim: int, query: Sequence[float], limit: int = 50, ef_search: int = 100
 ) -> list[tuple[str, float]]:
     """Nearest nodes of one project by cosine similarity, using only vectors of ``model``.
 
@@ -201,7 +204,7 @@ def similar(
     return [(r[0], float(r[1])) for r in rows]
 
 
-def reembed(conn: Any, embedder: Embedder, project_id: int | None = None, *, drop_other_models: bool = False) -> int:
+def reembed(conn: Connection, embedder: Embedder, project_id: int | None = None, *, drop_other_models: bool = False) -> int:
     """Embed every node (of one project, or all) with ``embedder``; optionally drop other models' vectors."""
     where = "WHERE project_id = %s" if project_id is not None else ""
     params: tuple[Any, ...] = (project_id,) if project_id is not None else ()
@@ -223,7 +226,7 @@ def reembed(conn: Any, embedder: Embedder, project_id: int | None = None, *, dro
     return total
 
 
-def fill_missing(conn: Any, embedder: Embedder, limit: int = 5000) -> int:
+def fill_missing(conn: Connection, embedder: Embedder, limit: int = 5000) -> int:
     """Embed nodes that have no vector of ``embedder``'s model (e.g. a crash after the merge)."""
     rows = conn.execute(
         "SELECT n.project_id, n.id, n.label, n.summary FROM nodes n LEFT JOIN node_embeddings e "

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.core.config import Settings
 from rolling_graph.store.forget import named_ids
 from rolling_graph.warm import resume, upsert
 
+if TYPE_CHECKING:
+    from rolling_graph.warm.db import Connection
 
-def node_labels(conn: Any, root: str, names: list[str]) -> dict[str, str]:
+
+def node_labels(conn: Connection, root: str, names: list[str]) -> dict[str, str]:
     """The nodes of project ``root`` that ``names`` could name (by id, or a label in any case):
     id -> label, for :func:`rolling_graph.store.forget.name_matches` to decide."""
     if not names:
@@ -31,7 +34,7 @@ def node_labels(conn: Any, root: str, names: list[str]) -> dict[str, str]:
     ).fetchall()}
 
 
-def forget_nodes(conn: Any, settings: Settings, root: str, names: list[str]) -> list[tuple[str, str, bool]]:
+def forget_nodes(conn: Connection, settings: Settings, root: str, names: list[str]) -> list[tuple[str, str, bool]]:
     """Forget the nodes of project ``root`` that ``names`` name: by id, or by a label as typed
     (:func:`rolling_graph.store.forget.named_ids`; a name that matches two nodes raises
     :class:`rolling_graph.store.forget.AmbiguousName` and nothing is forgotten). Returns
@@ -40,7 +43,7 @@ def forget_nodes(conn: Any, settings: Settings, root: str, names: list[str]) -> 
     return forget_ids(conn, settings, root, named_ids(names, node_labels(conn, root, names)))
 
 
-def forget_ids(conn: Any, settings: Settings, root: str, ids: list[str]) -> list[tuple[str, str, bool]]:
+def forget_ids(conn: Connection, settings: Settings, root: str, ids: list[str]) -> list[tuple[str, str, bool]]:
     """Forget exactly the nodes ``ids`` of project ``root`` (see :func:`forget_nodes`)."""
     if not ids:
         return []
@@ -67,7 +70,7 @@ def forget_ids(conn: Any, settings: Settings, root: str, ids: list[str]) -> list
     return [(str(nid), str(label), bool(anchor)) for nid, label, anchor in gone]
 
 
-def purge_ids(conn: Any, settings: Settings, root: str, ids: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
+def purge_ids(conn: Connection, settings: Settings, root: str, ids: list[str]) -> tuple[list[tuple[str, str]], list[str]]:
     """Erase nodes of project ``root`` for good (``rgraph forget --purge``): their rows go with
     everything that hangs off them (contributions, edges, vectors, drafts), and
     ``forgotten_nodes`` keeps only the id and the time (no label, nothing to put back), so a
@@ -99,7 +102,7 @@ def purge_ids(conn: Any, settings: Settings, root: str, ids: list[str]) -> tuple
     return [(str(nid), str(label)) for nid, label in gone], cleared
 
 
-def forgotten(conn: Any, pid: int) -> dict[str, datetime]:
+def forgotten(conn: Connection, pid: int) -> dict[str, datetime]:
     """The project's forgotten node ids and when each was forgotten."""
     return {str(nid): at for nid, at in conn.execute("SELECT node_id, forgotten_at FROM forgotten_nodes WHERE project_id = %s", (pid,))}
 
@@ -121,7 +124,7 @@ _SAVED_TABLES = (
 )
 
 
-def _saved_rows(conn: Any, pid: int, nid: str) -> dict[str, Any] | None:
+def _saved_rows(conn: Connection, pid: int, nid: str) -> dict[str, Any] | None:
     """The node's row and the rows that hang off it, as JSON rows of their tables."""
     row = conn.execute("SELECT to_jsonb(n) FROM nodes n WHERE project_id = %s AND id = %s", (pid, nid)).fetchone()
     if row is None:
@@ -135,7 +138,7 @@ def _saved_rows(conn: Any, pid: int, nid: str) -> dict[str, Any] | None:
     return saved
 
 
-def _restore(conn: Any, pid: int, saved: dict[str, Any]) -> None:
+def _restore(conn: Connection, pid: int, saved: dict[str, Any]) -> None:
     """Put back what :func:`_saved_rows` saved: rows that exist again by now (new work on the
     name, reconciled since) win, and an edge comes back only if both its ends are there (a
     node back by new work is then recomputed from the saved contributions and the new ones,
@@ -157,7 +160,7 @@ def _restore(conn: Any, pid: int, saved: dict[str, Any]) -> None:
         )
 
 
-def unforget_nodes(conn: Any, root: str, ids: list[str]) -> list[str]:
+def unforget_nodes(conn: Connection, root: str, ids: list[str]) -> list[str]:
     """Let project ``root``'s forgotten ``ids`` back, as they were when forgotten (their row,
     every session's contribution, edges and vectors; see :func:`_restore`), and their
     reconciles count again. A session reconciled while a node was forgotten had that node's
@@ -184,7 +187,7 @@ def unforget_nodes(conn: Any, root: str, ids: list[str]) -> list[str]:
     return [str(nid) for _pid, nid, _at, _saved in back]
 
 
-def forgotten_list(conn: Any, root: str) -> list[tuple[str, str, datetime]]:
+def forgotten_list(conn: Connection, root: str) -> list[tuple[str, str, datetime]]:
     """Project ``root``'s forgotten nodes: ``(id, label, when)``, newest first (a purged
     node's label is empty: only its id and time are kept)."""
     return [

@@ -9,7 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from psycopg import Connection as _PgConnection
+    from psycopg.rows import TupleRow
+
+    Connection = _PgConnection[TupleRow]  # (warm.db names it too; it imports this module)
 
 MIGRATIONS_DIR = Path(__file__).parent / "migrations"
 #: Advisory lock key for migrations ("rgraph-m" as an int64).
@@ -35,14 +41,14 @@ def available(directory: Path = MIGRATIONS_DIR) -> list[Migration]:
     return sorted(found, key=lambda m: m.version)
 
 
-def applied_versions(conn: Any) -> set[int]:
-    exists = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()[0]
+def applied_versions(conn: Connection) -> set[int]:
+    (exists,) = conn.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone() or (False,)
     if not exists:
         return set()
     return {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
 
 
-def migrate(conn: Any, directory: Path = MIGRATIONS_DIR) -> list[int]:
+def migrate(conn: Connection, directory: Path = MIGRATIONS_DIR) -> list[int]:
     """Apply pending migrations; return the versions applied now (empty when up to date)."""
     pending = [m for m in available(directory) if m.version not in applied_versions(conn)]
     conn.commit()

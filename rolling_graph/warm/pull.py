@@ -6,7 +6,7 @@ next injection can show it. Never pulls another project's nodes.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rolling_graph.core.clock import utcnow
 from rolling_graph.core.config import Settings
@@ -19,6 +19,7 @@ from rolling_graph.warm.snapshot import SNAPSHOT_VERSION
 
 if TYPE_CHECKING:
     from rolling_graph.core.types import GraphDoc, PatchOp, Snapshot
+    from rolling_graph.warm.db import Connection
 
 #: At most this many nodes per pull.
 PULL_LIMIT = 12
@@ -29,7 +30,7 @@ SIMILAR_CANDIDATES = 50
 
 
 def pull_ops(
-    conn: Any,
+    conn: Connection,
     doc: GraphDoc,
     prompt: str,
     *,

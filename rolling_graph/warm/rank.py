@@ -60,15 +60,6 @@ def openings(first_seen: Mapping[str, datetime]) -> dict[str, int]:
     return competition_ranks({nid: -seen.timestamp() for nid, seen in first_seen.items()})
 
 
-def rrf(rankings: Iterable[Sequence[str]], k: int = 60) -> dict[str, float]:
-    """Reciprocal rank fusion: ``sum(1 / (k + rank))`` with ranks starting at 1."""
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for position, item in enumerate(ranking, start=1):
-            scores[item] = scores.get(item, 0.0) + 1.0 / (k + position)
-    return scores
-
-
 def recency(last_activated: datetime, now: datetime, half_life_hours: float) -> float:
     age_h = max(0.0, (now - last_activated).total_seconds() / 3600.0)
     return math.exp(-age_h / half_life_hours) if half_life_hours > 0 else 0.0

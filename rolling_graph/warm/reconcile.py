@@ -28,7 +28,8 @@ from rolling_graph.warm import db, embeddings, forget, keys, merge, rank, resume
 from rolling_graph.warm.embed_alongside import EmbedAlongside, pending, store_pending
 
 if TYPE_CHECKING:
-    from rolling_graph.core.types import GraphDoc, SessionDoc
+    from rolling_graph.core.types import Edge, GraphDoc, Node, SessionDoc
+    from rolling_graph.warm.db import Connection
 
 TRIGGERS = ("pre-compact", "session-end", "manual", "recover")
 
@@ -81,7 +82,7 @@ def _time(text: str, fallback: datetime) -> datetime:
     return parse_iso(text) or fallback
 
 
-def _clean_nodes(doc: GraphDoc, now: datetime, nodes: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def _clean_nodes(doc: GraphDoc, now: datetime, nodes: dict[str, Node] | None = None) -> list[dict[str, Any]]:
     """The hot nodes as the warm graph stores them: labels, summaries and facts redacted
     again (the warm graph outlives the session), values clamped to the warm schema. A node
     pulled from the warm graph and never touched in the session is marked ``untouched``:
@@ -126,7 +127,7 @@ def _clean_nodes(doc: GraphDoc, now: datetime, nodes: dict[str, Any] | None = No
     return out
 
 
-def _clean_edges(doc: GraphDoc, node_ids: set[str], now: datetime, edges: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+def _clean_edges(doc: GraphDoc, node_ids: set[str], now: datetime, edges: dict[str, Edge] | None = None) -> list[dict[str, Any]]:
     out = []
     for raw in (doc["edges"] if edges is None else edges).values():
         s, r, t = raw["source"], raw["relationship"], raw["target"]
@@ -143,23 +144,23 @@ def _last_active(nodes: list[dict[str, Any]], doc: GraphDoc, now: datetime) -> d
     return max(own) if own else _time(doc["updated_at"], now)
 
 
-def ensure_project(conn: Any, root: str) -> int:
+def ensure_project(conn: Connection, root: str) -> int:
     found = project_id(conn, root)
     if found is not None:
         return found
     row = conn.execute(
         "INSERT INTO projects (root, key) VALUES (%s, %s) ON CONFLICT (root) DO UPDATE SET updated_at = now() RETURNING id",
         (root, project_key(root)),
-    ).fetchone()
-    return int(row[0])
+    )
+    return int(db.one(row)[0])
 
 
-def project_id(conn: Any, root: str) -> int | None:
+def project_id(conn: Connection, root: str) -> int | None:
     row = conn.execute("SELECT id FROM projects WHERE root = %s", (root,)).fetchone()
     return int(row[0]) if row else None
 
 
-def _already_merged(conn: Any, root: str, session_id: str, seq: int) -> bool:
+def _already_merged(conn: Connection, root: str, session_id: str, seq: int) -> bool:
     row = conn.execute(
         "SELECT s.journal_seq FROM sessions s JOIN projects p ON p.id = s.project_id WHERE p.root = %s AND s.session_id = %s",
         (root, session_id),
@@ -169,7 +170,7 @@ def _already_merged(conn: Any, root: str, session_id: str, seq: int) -> bool:
 
 
 def reconcile_doc(
-    conn: Any,
+    conn: Connection,
     settings: Settings,
     doc: GraphDoc,
     trigger: str,
@@ -262,7 +263,7 @@ def _fallback_reason(alongside: EmbedAlongside | None) -> str:
 
 
 def embed_nodes(
-    conn: Any, embedder: embeddings.Embedder, pid: int, nodes: list[dict[str, Any]], *, fresh: set[str] | frozenset[str] = frozenset()
+    conn: Connection, embedder: embeddings.Embedder, pid: int, nodes: list[dict[str, Any]], *, fresh: set[str] | frozenset[str] = frozenset()
 ) -> int:
     """Embed the nodes whose text is new or changed, in their own transaction (see
     :func:`rolling_graph.warm.embed_alongside.pending` for ``fresh``)."""

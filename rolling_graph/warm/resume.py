@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.core.clock import iso, utcnow
 from rolling_graph.core.config import Settings
 from rolling_graph.warm import rank, snapshot, startup
 from rolling_graph.warm.snapshot_write import write_snapshot
+
+if TYPE_CHECKING:
+    from rolling_graph.warm.db import Connection
 
 #: How many nodes each cheap leg contributes to the candidate pool.
 PER_LEG = 100
@@ -33,7 +36,7 @@ _NODE_COLUMNS = (
 _NAMES = [c.strip() for c in _NODE_COLUMNS.split(",")]
 
 
-def focus_hops(conn: Any, pid: int, focus: Sequence[str], max_hops: int) -> dict[str, int]:
+def focus_hops(conn: Connection, pid: int, focus: Sequence[str], max_hops: int) -> dict[str, int]:
     """Hops from the focus nodes over warm edges (undirected), up to ``max_hops``."""
     if not focus:
         return {}
@@ -51,7 +54,7 @@ def focus_hops(conn: Any, pid: int, focus: Sequence[str], max_hops: int) -> dict
 
 
 def candidates(
-    conn: Any,
+    conn: Connection,
     pid: int,
     *,
     focus: Sequence[str] = (),
@@ -92,7 +95,7 @@ def candidates(
     return pool, by_id
 
 
-def _openings(conn: Any, pid: int, ids: list[str]) -> dict[str, int]:
+def _openings(conn: Connection, pid: int, ids: list[str]) -> dict[str, int]:
     """Each node's best place in a session's discovery order (:func:`rank.openings`)."""
     return {nid: int(best) for nid, best in conn.execute(
         "SELECT node_id, min(opening) FROM node_sessions WHERE project_id = %s AND node_id = ANY(%s) AND opening IS NOT NULL "
@@ -122,7 +125,7 @@ def node_payload(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def edges_among(conn: Any, pid: int, ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
+def edges_among(conn: Connection, pid: int, ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT source, relationship, target, strength FROM edges "
         "WHERE project_id = %s AND source = ANY(%s) AND target = ANY(%s) "
@@ -132,7 +135,7 @@ def edges_among(conn: Any, pid: int, ids: Sequence[str], limit: int) -> list[dic
     return [{"source": s, "relationship": r, "target": t, "strength": round(float(st), 4)} for s, r, t, st in rows]
 
 
-def build_snapshot(conn: Any, pid: int, root: str, now: datetime | None = None, *, max_nodes: int = snapshot.MAX_NODES) -> dict[str, Any]:
+def build_snapshot(conn: Connection, pid: int, root: str, now: datetime | None = None, *, max_nodes: int = snapshot.MAX_NODES) -> dict[str, Any]:
     """The project's resume snapshot: what the last session left (:mod:`rolling_graph.warm.startup`)
     first, then the project's names ranked by RRF of weight, recency, cross-session
     frequency, uses, opening and hops from the last focus; superseded nodes only beside their successor."""
@@ -156,7 +159,7 @@ def build_snapshot(conn: Any, pid: int, root: str, now: datetime | None = None, 
     }
 
 
-def refresh_snapshot(conn: Any, settings: Settings, root: str) -> dict[str, Any] | None:
+def refresh_snapshot(conn: Connection, settings: Settings, root: str) -> dict[str, Any] | None:
     """Rebuild and atomically write the project's resume snapshot."""
     row = conn.execute("SELECT id FROM projects WHERE root = %s", (root,)).fetchone()
     if row is None:

@@ -123,9 +123,9 @@ def snapshot_ops(
         if not isinstance(raw, dict):
             continue
         source, relationship, target = raw.get("source"), raw.get("relationship"), raw.get("target")
-        if source not in known or target not in known or relationship not in VERBS or source == target:
-            continue
         if not (isinstance(source, str) and isinstance(target, str) and isinstance(relationship, str)):
+            continue
+        if source not in known or target not in known or relationship not in VERBS or source == target:
             continue
         key = edge_key(source, relationship, target)
         if key in have_edges:

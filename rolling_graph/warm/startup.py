@@ -24,13 +24,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from rolling_graph.core.model import INTENT_KINDS
 from rolling_graph.warm import rank
 
-INTENT = ("decision", "correction", "preference")
+if TYPE_CHECKING:
+    from rolling_graph.warm.db import Connection
+
 #: Kinds the snapshot brings in through the sections above only, never as ranked names.
-NOT_NAMES = frozenset({"request", "task", "error", "summary", *INTENT})
+NOT_NAMES = frozenset({"request", "task", "error", "summary", *INTENT_KINDS})
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,7 @@ def _rows(cursor: Any, columns: str) -> list[dict[str, Any]]:
     return [dict(zip(names, r, strict=False)) for r in cursor.fetchall()]
 
 
-def last_session(conn: Any, pid: int) -> str | None:
+def last_session(conn: Connection, pid: int) -> str | None:
     row = conn.execute(
         "SELECT session_id FROM sessions WHERE project_id = %s "
         "ORDER BY coalesce(last_active, last_reconciled_at) DESC, last_reconciled_at DESC, session_id LIMIT 1",
@@ -89,7 +92,7 @@ def _facts(row: dict[str, Any]) -> dict[str, Any]:
     return facts if isinstance(facts, dict) else {}
 
 
-def _last_session_items(conn: Any, pid: int, sid: str, columns: str, s: StartupSettings, out: LeftOpen) -> None:
+def _last_session_items(conn: Connection, pid: int, sid: str, columns: str, s: StartupSettings, out: LeftOpen) -> None:
     rows = _rows(conn.execute(
         f"SELECT {_select(columns)} FROM node_sessions x JOIN nodes n ON n.project_id = x.project_id AND n.id = x.node_id "
         "WHERE x.project_id = %s AND x.session_id = %s AND n.kind IN ('request', 'task', 'error') "
@@ -113,14 +116,14 @@ def _last_session_items(conn: Any, pid: int, sid: str, columns: str, s: StartupS
     out.tasks += done
 
 
-def _decisions(conn: Any, pid: int, now: datetime, columns: str, s: StartupSettings, out: LeftOpen) -> None:
+def _decisions(conn: Connection, pid: int, now: datetime, columns: str, s: StartupSettings, out: LeftOpen) -> None:
     in_force = (
         f"SELECT {_select(columns)} FROM nodes n WHERE n.project_id = %(p)s AND n.kind = ANY(%(k)s) "
         "AND NOT EXISTS (SELECT 1 FROM edges e WHERE e.project_id = n.project_id AND e.target = n.id AND e.relationship = 'supersedes')"
     )
     rows = _rows(conn.execute(
         f"({in_force} ORDER BY n.weight DESC, n.id LIMIT %(n)s) UNION ({in_force} ORDER BY n.last_activated DESC, n.id LIMIT %(n)s)",
-        {"p": pid, "k": list(INTENT), "n": s.decision_pool},
+        {"p": pid, "k": list(INTENT_KINDS), "n": s.decision_pool},
     ), columns)
     by_id = {r["id"]: r for r in rows}
     pool = [rank.Candidate(id=r["id"], weight=float(r["weight"]), last_activated=r["last_activated"],
@@ -146,7 +149,7 @@ def _decisions(conn: Any, pid: int, now: datetime, columns: str, s: StartupSetti
         out.superseded = [t for t in out.superseded if t in out.rows]
 
 
-def left_open(conn: Any, pid: int, now: datetime, columns: str, settings: StartupSettings = DEFAULT) -> LeftOpen:
+def left_open(conn: Connection, pid: int, now: datetime, columns: str, settings: StartupSettings = DEFAULT) -> LeftOpen:
     """The snapshot's head for project ``pid`` (``columns``: the node columns to read)."""
     out = LeftOpen(session=last_session(conn, pid))
     if out.session is not None:
@@ -155,7 +158,7 @@ def left_open(conn: Any, pid: int, now: datetime, columns: str, settings: Startu
     return out
 
 
-def superseded_among(conn: Any, pid: int, ids: Sequence[str]) -> set[str]:
+def superseded_among(conn: Connection, pid: int, ids: Sequence[str]) -> set[str]:
     """Which of ``ids`` something superseded (never a current name)."""
     if not ids:
         return set()

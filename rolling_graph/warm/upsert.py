@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import struct
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolling_graph.warm import merge, warm_facts
+
+if TYPE_CHECKING:
+    from rolling_graph.warm.db import Connection
 
 _REAL = struct.Struct("f")
 
@@ -38,7 +41,7 @@ def as_real(value: float) -> float:
 
 
 def _node_contributions(
-    conn: Any, pid: int, node_ids: list[str], exclude_session: str | None
+    conn: Connection, pid: int, node_ids: list[str], exclude_session: str | None
 ) -> tuple[dict[str, list[merge.Contribution]], dict[str, int]]:
     contributions: dict[str, list[merge.Contribution]] = {}
     activations: dict[str, int] = {}
@@ -53,7 +56,7 @@ def _node_contributions(
 
 
 def upsert_nodes(
-    conn: Any, pid: int, sid: str, seq: int, nodes: list[dict[str, Any]], policy: merge.MergePolicy
+    conn: Connection, pid: int, sid: str, seq: int, nodes: list[dict[str, Any]], policy: merge.MergePolicy
 ) -> set[str]:
     """Merge ``nodes`` (one session's view) into the project; returns the ids that were new.
 
@@ -133,7 +136,7 @@ def upsert_nodes(
     return {nid for nid in ids if nid not in existing}
 
 
-def recompute_nodes(conn: Any, pid: int, node_ids: list[str], policy: merge.MergePolicy = merge.DEFAULT_POLICY) -> None:
+def recompute_nodes(conn: Connection, pid: int, node_ids: list[str], policy: merge.MergePolicy = merge.DEFAULT_POLICY) -> None:
     """Recompute warm weight, session count and activations of ``node_ids`` from their stored contributions
     (after seeding changes a node's seed weight, anchor or floor)."""
     meta = {
@@ -157,7 +160,7 @@ def recompute_nodes(conn: Any, pid: int, node_ids: list[str], policy: merge.Merg
     )
 
 
-def upsert_edges(conn: Any, pid: int, sid: str, seq: int, edges: list[dict[str, Any]], policy: merge.MergePolicy) -> int:
+def upsert_edges(conn: Connection, pid: int, sid: str, seq: int, edges: list[dict[str, Any]], policy: merge.MergePolicy) -> int:
     """Merge ``edges`` by ``(source, relationship, target)``; returns how many were new."""
     if not edges:
         return 0

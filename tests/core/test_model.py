@@ -156,3 +156,24 @@ def test_the_declared_types_cost_the_hook_nothing() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+def test_the_declared_vocabulary_is_the_one_the_code_checks() -> None:
+    """``Domain``, ``NodeKind``, ``Verb`` and ``Confidence`` (what the type checker holds a
+    node and an edge to) name exactly the values normalisation and patch validation accept."""
+    from typing import get_args
+
+    from rolling_graph.core import model, types
+
+    assert get_args(types.Domain) == model.DOMAINS
+    assert get_args(types.NodeKind) == model.KINDS
+    assert get_args(types.Verb) == model.VERBS
+    assert get_args(types.Confidence) == model.CONFIDENCE
+    assert set(model.DECISION_KINDS) < set(model.INTENT_KINDS) <= set(model.KINDS)
+
+
+def test_an_edge_with_a_verb_outside_the_vocabulary_is_no_edge() -> None:
+    graph = normalize_graph({"version": 1, "nodes": {"a": {"label": "A"}, "b": {"label": "B"}},
+                             "edges": {"a|related_to|b": {"source": "a", "target": "b", "relationship": "related_to"},
+                                       "a|informs|b": {"source": "a", "target": "b", "relationship": "informs"}}}, SID)
+    assert list(graph["edges"]) == ["a|informs|b"]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from rolling_graph.capture.events import event_from_payload
 from rolling_graph.capture.gate import check
-from rolling_graph.capture.tool_data import tool_data
+from rolling_graph.capture.tools import parse_tool
 from rolling_graph.core.config import GateSettings
 from rolling_graph.core.filepaths import file_id, file_label, is_harness_path, relativize
 from rolling_graph.core.model import new_document, new_gate_state
@@ -63,17 +63,17 @@ def test_harness_files_are_recognised() -> None:
 
 # -- tool data (the hook's structured fields) -------------------------------------------------------
 def test_tool_data_keeps_what_the_probe_folds_and_flags_failures() -> None:
-    bg = tool_data("Bash", {"command": "pytest -q", "run_in_background": True}, {"stdout": "", "backgroundTaskId": "b1"})
+    bg = parse_tool("Bash", {"command": "pytest -q", "run_in_background": True}, {"stdout": "", "backgroundTaskId": "b1"}).data()
     assert bg == {"cmd": "pytest -q", "bg": "b1"}
-    failed = tool_data("Bash", {"command": "pytest -q"}, "Error: Exit code 1\n2 failed")
+    failed = parse_tool("Bash", {"command": "pytest -q"}, "Error: Exit code 1\n2 failed").data()
     assert failed["failed"] is True
-    todos = tool_data("TodoWrite", {"todos": [{"content": "Fix it", "status": "in_progress", "activeForm": "Fixing"},
-                                              {"content": "Bad", "status": "weird"}]}, None)
+    todos = parse_tool("TodoWrite", {"todos": [{"content": "Fix it", "status": "in_progress", "activeForm": "Fixing"},
+                                               {"content": "Bad", "status": "weird"}]}, None).data()
     assert todos == {"todos": [["Fix it", "in_progress"]]}
-    qa = tool_data("AskUserQuestion", {"questions": [{"question": "Which DB?", "header": "DB", "options": []}]},
-                   {"questions": [{"question": "Which DB?", "header": "DB"}], "answers": {"Which DB?": "Postgres"}})
+    qa = parse_tool("AskUserQuestion", {"questions": [{"question": "Which DB?", "header": "DB", "options": []}]},
+                    {"questions": [{"question": "Which DB?", "header": "DB"}], "answers": {"Which DB?": "Postgres"}}).data()
     assert qa == {"qa": [["DB", "Which DB?", "Postgres"]]}
-    assert tool_data("Read", {"file_path": "/x.py", "run_in_background": True}, {"type": "text"}) == {}
+    assert parse_tool("Read", {"file_path": "/x.py", "run_in_background": True}, {"type": "text"}).data() == {}
 
 
 def test_a_failed_tool_call_from_post_tool_use_failure_is_an_error_event() -> None:
@@ -116,7 +116,6 @@ def test_commands_are_normalised_and_classified() -> None:
     assert out.classify("bd update app-3 --status in_progress") == ("tracker", "bd")
     assert out.classify("git status") is None
     assert out.bd_command("bd update app-3.1 --status=in_progress") == ("update", ["app-3.1"], {"status": "in_progress"})
-    assert out.quoted_message("git commit -m \"$(cat <<'EOF'\nfix: one line\n\nbody\nEOF\n)\"") == "fix: one line"
     assert out.commit_result("[main 4c1d9e2] fix: one line\n 1 file changed") == ("4c1d9e2", "fix: one line")
 
 

@@ -172,3 +172,52 @@ def test_a_real_request_that_opens_like_a_nudge_is_still_one(prompt: str) -> Non
     hook.handle_event("user-prompt-submit", prompt_payload("s3", prompt), settings)
     runner.run_probe(settings, "s3")
     assert [n for n in SidecarStore(settings).load("s3")["nodes"].values() if n["kind"] == "request"]
+
+
+def _queue_a_read(settings: Any, sid: str) -> None:
+    """A session whose gate holds one tool event (a read does not fire the probe)."""
+    from conftest import tool_payload
+
+    hook.handle_event("post-tool-use", tool_payload(sid, "Read", {"file_path": "/home/dev/app/lib/billing.py"}), settings)
+    assert SidecarStore(settings).load_state(sid)["gate"]["pending"]
+
+
+def test_a_probe_round_parses_the_graph_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Taking the batch and the assistant's text read the state alone; the answer is committed
+    on the graph it was proposed on, not read again (nothing changed it meanwhile). A round
+    read the graph four times before (taking the batch, the transcript's offset, the
+    proposal's snapshot, the commit's transaction), and the take that found nothing more
+    a fifth."""
+    from rolling_graph.store.files import SessionFiles
+
+    settings = load_settings()
+    _queue_a_read(settings, "once")
+    reads: list[str] = []
+    real = SessionFiles._read_graph
+
+    def counted(self: SessionFiles, sid: str) -> Any:
+        reads.append(sid)
+        return real(self, sid)
+
+    monkeypatch.setattr(SessionFiles, "_read_graph", counted)
+    assert runner.run_probe(settings, "once") == 1
+    assert reads == ["once"]
+    assert "lib-billing-py" in SidecarStore(settings).load("once")["nodes"]
+
+
+def test_what_another_process_journals_while_the_probe_thinks_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The graph the answer was proposed on is not reused when the journal grew meanwhile."""
+    settings = load_settings()
+    store = SidecarStore(settings)
+    _queue_a_read(settings, "meanwhile")
+    real_propose = runner._propose
+
+    def slow_model(*args: Any, **kwargs: Any) -> Any:
+        node = make_node("Use Postgres for the warm graph", "technical", "decision")
+        store.apply_ops("meanwhile", [{"op": "add", "path": f"/nodes/{node['id']}", "value": node}], kind="seed", rationale="another process")
+        return real_propose(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "_propose", slow_model)
+    assert runner.run_probe(settings, "meanwhile") == 1
+    nodes = store.load("meanwhile")["nodes"]
+    assert "use-postgres-for-the-warm-graph" in nodes and "lib-billing-py" in nodes

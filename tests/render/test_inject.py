@@ -116,7 +116,8 @@ def test_the_ledger_records_the_nodes_the_block_showed_not_every_label_it_contai
     """The renderer says which nodes it gave a line; a label that only happens to occur in
     the block's text (here inside another node's label) was not told."""
     from rolling_graph.core.model import new_document
-    from rolling_graph.render.inject import DocView, full_context
+    from rolling_graph.render.inject import DocView, restart_ledger
+    from rolling_graph.render.lod import render_lod_shown
 
     doc = new_document("ledger-ids")
     cache = make_node("Use Redis for the cache", "technical", "decision")
@@ -124,7 +125,8 @@ def test_the_ledger_records_the_nodes_the_block_showed_not_every_label_it_contai
     cache["weight"], redis["weight"] = 0.9, 0.1
     doc["nodes"] = {cache["id"]: cache, redis["id"]: redis}
     doc["focus"] = [cache["id"]]
-    text = full_context(DocView(doc), load_settings())
+    text, shown = render_lod_shown(doc, load_settings().render)  # the full block, and the ledger restarted from it
+    restart_ledger(DocView(doc), doc, shown)
     assert "Use Redis for the cache" in text and "Further: technical 1" in text
     assert sorted(doc["ledger"]["told"]) == [cache["id"]]
 

@@ -424,7 +424,7 @@ def test_after_a_compaction_the_names_get_most_of_the_room() -> None:
     assert "[done]" not in after, "the summary tells what was finished: done tasks are counted"
     assert len(names_part(after)) > len(after) / 2 and len(listed_names(after)) > len(listed_names(plain))
     assert len(after) <= 800 * 3
-    # It complements the summary: the block opens with its tag (DESIGN.md's shape).
+    # It complements the summary: the block opens with its tag (the shape render/restore.py's docstring shows).
     assert after.startswith(OPEN) and start.startswith(OPEN_EARLIER)
 
 

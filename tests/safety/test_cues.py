@@ -33,8 +33,7 @@ SID = "cue-1"
 
 def _corpus_tool_texts() -> Iterator[str]:
     """Every string the hook stores of each real tool event (text, data, paths, cwd)."""
-    from rolling_graph.capture.events import _tool_text
-    from rolling_graph.capture.tool_data import tool_data
+    from rolling_graph.capture.tools import parse_tool
     from rolling_graph.replay.transcript import parse_transcripts
 
     def strings(value: object) -> Iterator[str]:
@@ -52,8 +51,9 @@ def _corpus_tool_texts() -> Iterator[str]:
             continue
         p = event.payload
         tool = str(p.get("tool_name") or "tool")
-        text, _ = _tool_text(tool, p.get("tool_input"), p.get("tool_response"))
-        yield "\n".join([text, *strings(tool_data(tool, p.get("tool_input"), p.get("tool_response"))),
+        call = parse_tool(tool, p.get("tool_input"), p.get("tool_response"))
+        text, _ = call.text()
+        yield "\n".join([text, *strings(call.data()),
                          *strings(p.get("tool_input")), str(p.get("cwd") or ""), str(p.get("transcript_path") or "")])
 
 

@@ -17,6 +17,7 @@ from rolling_graph.core.model import VERBS, make_edge, make_node
 from rolling_graph.hook import handle_event
 from rolling_graph.store import branches
 from rolling_graph.store import files as sidecar_files
+from rolling_graph.store.files import SessionFiles
 from rolling_graph.store.sidecar import SidecarStore
 
 SID = "branch-cache-session"
@@ -43,7 +44,7 @@ def a_session(n_nodes: int = 300, seed: int = 3) -> SidecarStore:
 
 
 def cache_file(store: SidecarStore) -> Path:
-    return Path(store._path(SID, "branches.cache"))
+    return Path(store.files.path(SID, "branches.cache"))
 
 
 def test_a_subset_holds_exactly_what_the_whole_graph_says_of_those_nodes() -> None:
@@ -89,10 +90,10 @@ def test_with_a_current_cache_the_prompt_never_loads_the_whole_graph(monkeypatch
     store = a_session()
     label = store.load(SID)["nodes"][next(iter(store.load(SID)["nodes"]))]["label"]
 
-    def no_whole_graph(self: SidecarStore, sid: str) -> None:
+    def no_whole_graph(self: SessionFiles, sid: str) -> None:
         raise AssertionError("the whole graph was loaded")
 
-    monkeypatch.setattr(SidecarStore, "_load_graph_locked", no_whole_graph)
+    monkeypatch.setattr(SessionFiles, "load_graph_locked", no_whole_graph)
     assert label in note_for(f"Tell me about the {label}.")
 
 
@@ -108,7 +109,7 @@ def test_a_stale_damaged_or_foreign_cache_is_not_used() -> None:
         assert store.load_branches(SID) is None
 
     path.write_bytes(good)  # the journal has grown past the graph file it was built from
-    with open(store._path(SID, "journal.jsonl"), "ab") as fh:
+    with open(store.files.path(SID, "journal.jsonl"), "ab") as fh:
         fh.write(b'{"seq": 999}\n')
     with store.lock(SID):
         assert store.load_branches(SID) is None
@@ -129,7 +130,7 @@ def test_a_graph_the_hook_process_writes_leaves_the_cache_stale_not_wrong(monkey
 def test_the_hook_process_does_not_write_the_cache() -> None:
     store = a_session(40)
     cache_file(store).unlink()
-    graph_file = Path(store._path(SID, "graph.json"))
+    graph_file = Path(store.files.path(SID, "graph.json"))
     before = graph_file.stat().st_mtime_ns
     # The tests' hooks probe in sync mode: this decision is folded in and the graph written
     # by the hook process itself.
@@ -156,7 +157,7 @@ def test_news_the_index_has_and_the_graph_does_not_is_skipped_not_a_crash(monkey
     store = a_session(40)
     real = make_node("refund flow audit", "technical", "decision")
     store.apply_ops(SID, [{"op": "add", "path": f"/nodes/{real['id']}", "value": real}], kind="probe", rationale="news")
-    index_path = Path(store._path(SID, "index.json"))
+    index_path = Path(store.files.path(SID, "index.json"))
     index = json.loads(index_path.read_text())
     # An index ahead of its graph (as a crash between the two writes could leave it): a
     # node it lists as news that the graph does not hold.

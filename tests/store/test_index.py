@@ -13,6 +13,7 @@ from conftest import context_of, tool_payload
 from rolling_graph.core.config import load_settings
 from rolling_graph.core.model import make_edge, make_node
 from rolling_graph.hook import handle_event
+from rolling_graph.store.files import SessionFiles
 from rolling_graph.store.sidecar import SidecarStore
 
 SID = "tool-index-session"
@@ -27,7 +28,7 @@ def send(event: str, payload: dict) -> str:
 
 
 def files(store: SidecarStore) -> tuple[Path, Path]:
-    return Path(store._path(SID, "tool-index.json")), Path(store._path(SID, "index.json"))
+    return Path(store.files.path(SID, "tool-index.json")), Path(store.files.path(SID, "index.json"))
 
 
 def a_session_with_a_decision_about_a_file() -> SidecarStore:
@@ -102,19 +103,19 @@ def test_the_tool_note_reads_the_decision_from_the_branch_cache_not_the_whole_gr
     backup = home.with_name("sessions-before-note")
     shutil.copytree(home, backup)
     loads: list[str] = []
-    whole_graph = SidecarStore._load_graph_locked
+    whole_graph = SessionFiles.load_graph_locked
 
-    def counted(self: SidecarStore, sid: str) -> object:
+    def counted(self: SessionFiles, sid: str) -> object:
         loads.append(sid)
         return whole_graph(self, sid)
 
-    monkeypatch.setattr(SidecarStore, "_load_graph_locked", counted)
+    monkeypatch.setattr(SessionFiles, "load_graph_locked", counted)
     with_cache = send("post-tool-use", EDIT)
     ledger_with, loads_with = store.load_state(SID)["ledger"]["told"], len(loads)
 
     shutil.rmtree(home)
     shutil.copytree(backup, home)
-    Path(store._path(SID, "branches.cache")).unlink()
+    Path(store.files.path(SID, "branches.cache")).unlink()
     loads.clear()
     without_cache = send("post-tool-use", EDIT)
     assert "Use argon2 for password hashing" in with_cache and with_cache == without_cache

@@ -187,7 +187,7 @@ def test_reads_of_an_unchanged_graph_come_from_its_cache(monkeypatch: pytest.Mon
 
     store = _store()
     store.apply_ops("s1", _add_node_ops("PostgreSQL"), kind="patch", rationale="r1")
-    assert Path(store._path("s1", "graph.cache")).exists()
+    assert Path(store.files.path("s1", "graph.cache")).exists()
     graph_file = str(store.graph_path("s1"))
     real = sidecar_files.read_json
 
@@ -206,7 +206,7 @@ def test_the_graph_cache_holds_the_graph_with_equal_strings_stored_once() -> Non
     ops = [op for name in ("PostgreSQL", "Redis", "Kafka") for op in _add_node_ops(name)]
     store.apply_ops("s1", ops, kind="patch", rationale="r1")
     graph = json.loads(store.graph_path("s1").read_text())
-    _, _, cached = marshal.loads(Path(store._path("s1", "graph.cache")).read_bytes())
+    _, _, cached = marshal.loads(Path(store.files.path("s1", "graph.cache")).read_bytes())
     assert cached == graph
     a, b = cached["nodes"]["postgresql"], cached["nodes"]["redis"]
     assert a["kind"] == b["kind"] and a["kind"] is b["kind"], "one object: marshal writes the second as a reference"
@@ -235,7 +235,7 @@ def test_a_damaged_or_foreign_graph_cache_is_ignored(cache: bytes | str) -> None
     if cache == "marshal-of-another-key":
         st = os.stat(store.graph_path("s1"))
         cache = marshal.dumps((("another-format", 4, 3, 10), (st.st_ino, st.st_size, st.st_mtime_ns), {"nodes": {}}))
-    Path(store._path("s1", "graph.cache")).write_bytes(cache)  # type: ignore[arg-type]
+    Path(store.files.path("s1", "graph.cache")).write_bytes(cache)  # type: ignore[arg-type]
     assert store.load("s1")["nodes"] == before["nodes"]
 
 

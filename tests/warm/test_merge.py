@@ -103,12 +103,6 @@ def test_edge_strength_stays_in_unit_interval(cs: list[merge.Contribution], rel:
     assert 0.0 <= merge.edge_strength(rel, unique(cs)) <= 1.0
 
 
-def test_rrf_sums_reciprocal_ranks() -> None:
-    scores = rank.rrf([["a", "b"], ["b", "a"], ["b"]], k=60)
-    assert scores["b"] > scores["a"]
-    assert abs(scores["a"] - (1 / 61 + 1 / 62)) < 1e-12
-
-
 def test_hops_are_counted_both_ways_and_capped() -> None:
     hops = rank.hops_from(["a"], [("a", "b"), ("c", "b"), ("c", "d")], max_hops=2)
     assert hops == {"a": 0, "b": 1, "c": 2}
