@@ -274,11 +274,19 @@ INPUT_KEYS = ["file_path", "path", "notebook_path", "command", "description", "r
 RESPONSE_KEYS = ["stdout", "stderr", "content", "output", "error", "backgroundTaskId", "newTodos", "task", "answers", "questions"]
 
 
+#: Where the repository stands in a fixture's ``transcript_path``, so the pins hold in any
+#: checkout (the replay names each transcript by its absolute path).
+CHECKOUT = "/checkout"
+
+
 def transcript_cases() -> Iterator[Case]:
     paths = sorted((ROOT / "fixtures" / "transcripts").glob("*.jsonl")) + [ROOT / "rolling_graph" / "data" / "demo_session.jsonl"]
     for event in parse_transcripts(paths):
         if event.hook_event_name in ("UserPromptSubmit", "PostToolUse", "PostToolUseFailure"):
-            yield event.hook_event_name, event.payload
+            payload = dict(event.payload)
+            where = Path(str(payload["transcript_path"]))
+            payload["transcript_path"] = f"{CHECKOUT}/{where.relative_to(ROOT).as_posix()}"
+            yield event.hook_event_name, payload
 
 
 def pending(case: Case, i: int) -> dict[str, Any]:
