@@ -113,7 +113,7 @@ PRESETS["compact-lean"] = RestoreSettings(
 #: after those the working set holds get in (`transcript_renderer.ex`): 0.709 → 0.715 at
 #: 800, reversed 0.359 → 0.374 (name_cost 1.0: 0.715 and 0.366; 1.5: as 1.25).
 PRESETS["startup"] = RestoreSettings(
-    names_share=0.75, request_share=0.07, tasks_share=0.1, decisions_share=0.12, problems_share=0.05,
+    names_share=0.85, request_share=0.07, tasks_share=0.1, decisions_share=0.12, problems_share=0.05,
     working_share=0.08, request_chars=110, task_chars=50, name_cost=1.25, done_tasks="count", count_kinds=0,
     command_names=False, file_brings_names=False,
 )
@@ -126,7 +126,7 @@ PRESETS["startup"] = RestoreSettings(
 #: of the working set each keep their line in its shortest form anyway: 0.35 → 0.36 on the
 #: chain, 0.24 → 0.26 reversed (0.65 and less: no gain; 0.75: the same as 0.7).
 PRESETS["startup-lean"] = RestoreSettings(
-    **{**PRESETS["startup"].as_dict(), "names_share": 0.7, "name_cost": 0.75, "file_brings_names": True})
+    **{**PRESETS["startup"].as_dict(), "names_share": 0.9, "name_cost": 0.75, "file_brings_names": True})
 DEFAULT = PRESETS["default"]
 #: Blocks of fewer characters than this use the ``lean`` preset unless told otherwise.
 LEAN_BELOW_CHARS = 1800
@@ -178,8 +178,10 @@ def restore_block(
     # names, ~3 of them at 400 tokens).
     block = Block(limit, OPEN_EARLIER if source in ("startup", "clear") else OPEN)
     inner = max(0, block.room())
-    has_names = any(kind not in NOT_NAMES for kind in g.by_kind)
-    reserve = COUNT_RESERVE + (int(settings.names_share * inner) if has_names else 0)
+    # The names' room, kept while the sections fill: their share, or less when all of them
+    # would take less (a small graph's sections then say more).
+    wanted = sum(min(len(g.label(nid)), settings.name_chars) + 4 for kind, ids in g.by_kind.items() if kind not in NOT_NAMES for nid in ids)
+    reserve = COUNT_RESERVE + min(int(settings.names_share * inner), wanted)
     shown: list[str] = []
     # Each section may take its share, plus what the sections before it left unused.
     start, allowed = block.used, 0.0
