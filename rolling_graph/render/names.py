@@ -200,8 +200,8 @@ class _NameLine:
     def full_without_owner(self, nid: str | None) -> bool:
         """Would ``nid`` stand under no owner while :data:`UNOWNED_NAMES` already do (no long
         run of names without a file or module to stand under)?"""
-        if not self.owned_any:  # a graph with no file: nothing to stand under, one list it is
-            return False
+        if not self.owned_any or not any(owner is not None for _, owner in self.headings.values()):
+            return False  # nothing stands under an owner (a graph with no file to stand under): one list it is
         group, _, owner = self.group_of(nid)
         return owner is None and bool(group) and sum(1 for g in self.groups if self.headings[g][1] is None) >= UNOWNED_NAMES
 

@@ -88,7 +88,7 @@ PRESETS["compact-lean"] = RestoreSettings(
 #: left open is what goes on), the count line's total alone, no passing command as a name,
 #: a file alone in the name list (docs/measurements.md, "startup").
 PRESETS["startup"] = RestoreSettings(
-    names_share=0.75, request_share=0.07, tasks_share=0.1, decisions_share=0.12, problems_share=0.05,
+    names_share=0.85, request_share=0.07, tasks_share=0.1, decisions_share=0.12, problems_share=0.05,
     working_share=0.08, request_chars=110, task_chars=50, name_cost=1.25, done_tasks="count", count_kinds=0,
     command_names=False, file_brings_names=False,
 )
@@ -98,7 +98,7 @@ PRESETS["startup"] = RestoreSettings(
 #: working set each keep their line in its shortest form anyway (docs/measurements.md,
 #: "startup-lean").
 PRESETS["startup-lean"] = RestoreSettings(
-    **{**PRESETS["startup"].as_dict(), "names_share": 0.7, "name_cost": 0.75, "file_brings_names": True})
+    **{**PRESETS["startup"].as_dict(), "names_share": 0.9, "name_cost": 0.75, "file_brings_names": True})
 DEFAULT = PRESETS["default"]
 #: Blocks of fewer characters than this use the ``lean`` preset unless told otherwise.
 LEAN_BELOW_CHARS = 1800
@@ -150,8 +150,10 @@ def restore_block(
     # names, ~3 of them at 400 tokens).
     block = Block(limit, OPEN_EARLIER if source in ("startup", "clear") else OPEN)
     inner = max(0, block.room())
-    has_names = any(kind not in NOT_NAMES for kind in g.by_kind)
-    reserve = COUNT_RESERVE + (int(settings.names_share * inner) if has_names else 0)
+    # The names' room, kept while the sections fill: their share, or less when all of them
+    # would take less (a small graph's sections then say more).
+    wanted = sum(min(len(g.label(nid)), settings.name_chars) + 4 for kind, ids in g.by_kind.items() if kind not in NOT_NAMES for nid in ids)
+    reserve = COUNT_RESERVE + min(int(settings.names_share * inner), wanted)
     shown: list[str] = []
     # Each section may take its share, plus what the sections before it left unused.
     start, allowed = block.used, 0.0

@@ -81,9 +81,9 @@ class RestoreSettings(_Strategy):
 
 #: Room kept for the closing count line (its longest form is well under this).
 COUNT_RESERVE = 128
-#: The shortest a task's, a decision's or an open problem's label gets (the block must state
-#: one of each).
-MIN_TASK_CHARS = 24
+#: The shortest a task's label gets in the line the block must state: long enough to say
+#: which task it is (``spotter-fum.5: load_ses…`` did not), even when the names take most of it.
+MIN_TASK_CHARS = 48
 #: The shortest the request's label gets (the block must state it).
 MIN_REQUEST_CHARS = 48
 MIN_DECISION_CHARS = 40
@@ -159,7 +159,7 @@ def add_tasks(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]
         head = f"Open tasks ({done} done): " if done else head
     # The task list is what the block must state: labels shorten until the first one fits,
     # and the shortest form may use room kept for the names.
-    for chars in dict.fromkeys((s.task_chars, s.task_chars * 2 // 3, MIN_TASK_CHARS)):
+    for chars in sorted({s.task_chars, s.task_chars * 2 // 3, min(s.task_chars, MIN_TASK_CHARS)}, reverse=True):
         items = [f"[{status}] {esc(g.label(nid), chars)}" for status, nid in tasks]
         line, taken = join_items(head, items, sec.room())
         if line and sec.add(line):

@@ -38,7 +38,10 @@ class RankSettings:
     leg_weights: tuple[tuple[str, float], ...] = ()
 
 
-RESUME = RankSettings(leg_weights=(("uses", 12.0), ("opening", 2.0), ("weight", 0.5), ("recency", 0.5)))
+#: A new session's names: uses (how often sessions touched a name) count most — on the 119
+#: later sessions of ../shared/corpus/entire-cli the most frequent earlier names beat every
+#: other ordering (bench/eval_chain.py; docs/measurements.md).
+RESUME = RankSettings(leg_weights=(("uses", 6.0), ("opening", 2.0), ("weight", 0.5)))
 PULL = RankSettings(half_life_hours=168.0, max_hops=2, uses_leg=False, opening_leg=False)
 
 

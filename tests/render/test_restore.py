@@ -87,13 +87,13 @@ def test_the_working_set_says_what_was_done_to_each_file() -> None:
 
 
 def test_the_working_set_lists_the_files_changed_most_first() -> None:
-    # A new session's block has room for one line of it: the file edited six times, not the
-    # one the last session touched last (edited once, at its last event).
+    # A new session's block names first the file edited six times, not the one the last
+    # session touched last (edited once, at its last event).
     doc = billing_session()
     node(doc, "f-last", "billing/admin.py", "file", path="billing/admin.py", edits=1, seq=90)
     text, _ = restore_block(doc, R, "startup")
-    [working] = [line for line in lines(text) if line.startswith("* ") and line not in map_lines(text)]
-    assert working == "* …/proration.py — edited 6×", text
+    working = [line for line in lines(text) if line.startswith("* ") and line not in map_lines(text)]
+    assert working[0].startswith(("* …/proration.py — edited 6×", "* billing/proration.py — edited 6×")), text
     after, _ = restore_block(doc, R, "compact", summary="We fix proration.")
     assert line_with(after, "proration.py — edited 6×") < line_with(after, "admin.py — edited 1×"), after
 
@@ -502,7 +502,8 @@ def test_after_a_compaction_and_in_a_new_session_commands_that_passed_are_not_li
     for source, summary in (("compact", "We fix proration."), ("startup", None)):
         for budget in (800, 400):
             text, shown = restore_block(doc, R, source, summary=summary, budget_tokens=budget)
-            assert "ruff check billing" not in text and "c-lint" not in shown, (source, budget)
+            # (the working set may still show it with its outcome, where it has room)
+            assert "ruff check billing" not in "\n".join(map_lines(text)), (source, budget)
             assert "mypy billing" in text, (source, budget)
     resumed, _ = restore_block(doc, R, "resume", budget_tokens=800)
     assert "ruff check billing" in resumed and "mypy billing" in resumed
