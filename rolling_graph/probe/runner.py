@@ -36,7 +36,7 @@ from rolling_graph.capture.events import redact_batch
 from rolling_graph.capture.gate import PENDING_MAX, QUEUE_MAX, reset_after_probe
 from rolling_graph.core.clock import iso
 from rolling_graph.core.config import ConfigError, Settings, load_settings
-from rolling_graph.core.detach import lower_priority
+from rolling_graph.core.detach import lower_priority, python_module, spawn_detached
 from rolling_graph.core.patch import PatchRejected, validate_ops
 from rolling_graph.probe import usage
 from rolling_graph.probe.base import ModelProbe, ProbeBackend, ProbeResult, describe_unexpected
@@ -372,8 +372,6 @@ def _hand_over(settings: Settings, sid: str) -> None:
     store = SidecarStore(settings)
     gate = store.load_state(sid)["gate"]
     if gate["pending"] and gate["probe_requested"]:
-        from rolling_graph.core.detach import python_module, spawn_detached
-
         spawn_detached(python_module("rolling_graph.probe.runner"), ["--session", sid], settings.home / "logs" / "probe.log",
                        settings.child_env())
 
