@@ -36,7 +36,7 @@ from rolling_graph.capture.events import redact_batch
 from rolling_graph.capture.gate import PENDING_MAX, QUEUE_MAX, reset_after_probe
 from rolling_graph.core.clock import iso
 from rolling_graph.core.config import ConfigError, Settings, load_settings
-from rolling_graph.core.detach import lower_priority
+from rolling_graph.core.detach import lower_priority, python_module, spawn_detached
 from rolling_graph.core.normalize import normalize_event
 from rolling_graph.core.patch import PatchRejected, validate_ops
 from rolling_graph.probe import usage
@@ -370,6 +370,17 @@ def drain(settings: Settings, sid: str, timeout_s: float = 60.0) -> int:
     return rounds + run_probe(settings, sid)  # anything that arrived while the other held the lock
 
 
+def _hand_over(settings: Settings, sid: str) -> None:
+    """This probe used up its rounds with events still queued: hooks that found it running
+    left their events to it, and no later hook may come (the session may be over). A fresh
+    detached probe takes them; nothing waits for an event that never comes."""
+    store = SidecarStore(settings)
+    gate = store.load_state(sid)["gate"]
+    if gate["pending"] and gate["probe_requested"]:
+        spawn_detached(python_module("rolling_graph.probe.runner"), ["--session", sid], settings.home / "logs" / "probe.log",
+                       settings.child_env())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rolling_graph.probe.runner", description="Run the probe for one session.")
     parser.add_argument("--session", required=True)
@@ -378,7 +389,9 @@ def main(argv: list[str] | None = None) -> int:
     lower_priority()
     try:
         settings = load_settings()
-        run_probe(settings, args.session)
+        rounds = run_probe(settings, args.session)
+        if rounds >= settings.probe.max_rounds:
+            _hand_over(settings, args.session)
     except ConfigError as exc:
         print(f"rolling-graph probe: {exc}", file=sys.stderr)
         return 1
