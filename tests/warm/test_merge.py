@@ -165,7 +165,7 @@ def test_on_resume_the_names_a_session_opened_with_beat_as_used_names_it_ended_o
     without = rank.rank(pool, now, rank.RankSettings(leg_weights=(("uses", 3.0),), opening_leg=False))
     with_opening = rank.rank(pool, now, rank.RESUME)
     assert without[:5] == [f"ended-{i}" for i in range(5)]  # recency alone decides
-    assert with_opening[:3] == ["opened-0", "opened-1", "opened-2"]
+    assert with_opening[:2] == ["opened-0", "opened-1"]  # (opening counts twice; uses, six times, tie here)
     place = {nid: i for i, nid in enumerate(with_opening)}
     assert sum(place[f"opened-{i}"] for i in range(5)) < sum(place[f"ended-{i}"] for i in range(5))
     # Prompt pulls answer a prompt, not a session's start: no opening leg there.
