@@ -50,11 +50,8 @@ if TYPE_CHECKING:
 NAMES_PER_EVENT = 200
 #: Most new code names one edit or write adds from its mentions (beyond what
 #: :mod:`.offline_tools` already added): the names the code it changes uses, the replaced
-#: code's included (what the agent was reading there). Over the 34 compactions of
-#: ../shared/corpus (12 and 60, new code only) the graph held 0.91 of the names the next 40
-#: events used again; with these, 0.94 (the rest are mostly no names of the project's:
-#: ``github.com``, ``files_with_matches``, escape artefacts). A probe adds at most
-#: ``MAX_NODES_PER_PROBE`` nodes in all (:mod:`.proposal`).
+#: code's included (what the agent was reading there; docs/measurements.md, "Issue 34"). A
+#: probe adds at most ``MAX_NODES_PER_PROBE`` nodes in all (:mod:`.proposal`).
 NEW_PER_EDIT = 60
 NEW_PER_WRITE = 90
 #: Tools whose event text opens with their input as plain text (rolling_graph.capture.events).

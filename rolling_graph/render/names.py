@@ -34,22 +34,18 @@ NAME_MISSES = 30
 #: What a name costs by rank per character beyond its characters and separator: without it
 #: a 6-character stray (``msg.id``) counted four times cheaper than a 25-character name
 #: ranked in the top 15 (``TranscriptRenderer.render``) and small blocks filled with short
-#: strays. Measured at every eighth event of ../shared/corpus (bench/eval_points.py): next-40
-#: at 400 tokens 0.603 -> 0.609 (content), no compaction or chain figure lower.
+#: strays (docs/measurements.md, "names").
 NAME_OVERHEAD = 4
 #: At most this many names of one family (one lower-case word, ``_``, a second: ``toolu_all``,
 #: ``toolu_dbg``, ``is_map``) used in at most :data:`FAMILY_USES` events each, before every
 #: other name has had its place: a test's fixture ids, written together, each short and
 #: recent, had taken ten places at once. A name used more often (``get_user``) is not held
-#: back. At every eighth event of ../shared/corpus (bench/eval_points.py), next-40 at 400
-#: tokens 0.632 -> 0.637 (content), nothing lower.
+#: back (docs/measurements.md, "names").
 FAMILY_NAMES = 3
 FAMILY_USES = 2
 #: How far down the ranking (names, from the first) the last sweep looks for a name that
 #: holds names the list already shows and fits in their place: ``@transcript_view_show_debug``
-#: for ``transcript_view`` and ``show_debug``. At every eighth event of ../shared/corpus
-#: (bench/eval_points.py), next-40 at 400 tokens 0.637 -> 0.642 (content), nothing lower;
-#: 150 names: 0.640.
+#: for ``transcript_view`` and ``show_debug`` (docs/measurements.md, "names").
 SWEEP_NAMES = 300
 _CATEGORY = {
     "file": "file", "symbol": "code name", "command": "command", "error": "error", "decision": "decision",

@@ -93,8 +93,8 @@ PRESETS["startup"] = RestoreSettings(
     command_names=False, file_brings_names=False,
 )
 #: A small startup block (below :data:`LEAN_BELOW_CHARS`): length counts less than rank
-#: (``name_cost=0.75``), a file brings the names edited in it, and the names keep 0.7 of
-#: the room, since the request, the open tasks, the first decision and the first file of the
+#: (``name_cost=0.75``), a file brings the names edited in it (outside the map), and the
+#: names keep 0.9 of the room, since the request, the open tasks, the first decision and the first file of the
 #: working set each keep their line in its shortest form anyway (docs/measurements.md,
 #: "startup-lean").
 PRESETS["startup-lean"] = RestoreSettings(

@@ -248,9 +248,7 @@ def add_working_set(g: RestoreView, sec: Section, s: RestoreSettings, shown: lis
     if with_facts:
         # The files changed most first (ties by rank): what the work was about. By rank alone
         # a new session's one line was the last file touched, a test edited 5×, not the
-        # LiveView edited 7× that its first events went back to (corpus chain at 400 tokens
-        # 0.33 -> 0.35; at 800 0.68 -> 0.70; every eighth event of the corpus: unchanged at
-        # 400, 0.833 -> 0.836 at 800).
+        # LiveView edited 7× that its first events went back to (docs/measurements.md, "names").
         changes = {f: _changes(g.nodes[f]) for f in files}
         changed = sorted((f for f in files if changes[f]), key=lambda f: -changes[f])
         read = [f for f in files if not changes[f]][: max(0, s.working_min_files - len(changed))]

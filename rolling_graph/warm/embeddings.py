@@ -29,10 +29,9 @@ LEXICAL_MODEL = "lexical-hash-v1"
 LEXICAL_DIM = 256
 
 #: HNSW build parameters. Inserting new nodes' vectors is the slowest step of a reconcile
-#: (pgvector 0.6 re-prunes each new neighbour's list, ~m x 2m element loads per insert).
-#: Measured on 100,000 lexical vectors, 1,000 inserts: m=16/ef=40 took 1.9-4.0 s at recall@10
-#: 0.99; m=8/ef=32 takes 0.7-1.2 s at 0.98 (ef_search 100, tie-aware, against exact search).
-#: ``rgraph doctor --deep`` checks the recall; migration 003 rebuilt older indexes.
+#: (pgvector 0.6 re-prunes each new neighbour's list, ~m x 2m element loads per insert); the
+#: smaller graph loses little recall (docs/measurements.md, "HNSW"). ``rgraph doctor --deep``
+#: checks the recall; migration 003 rebuilt older indexes.
 HNSW_M = 8
 HNSW_EF_CONSTRUCTION = 32
 
