@@ -101,3 +101,22 @@ def spawn_later(command: list[str], args: list[str], log_path: str, env: dict[st
 def run_deferred() -> None:
     while _DEFERRED:
         _spawn_or_note(*_DEFERRED.pop(0))
+
+
+def pid_alive(pid: int) -> bool:
+    """Does process ``pid`` run? A zombie (killed, not reaped yet) does not; a process of
+    another user does (``EPERM``). Without ``/proc`` only the pid can be checked."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # (EPERM: alive, another user's)
+        return True
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
+            stat = fh.read()
+        return not stat[stat.rindex(")") + 2 :].startswith(("Z", "X"))
+    except (OSError, ValueError):
+        return True

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from rolling_graph.core.clock import iso, parse_iso, utcnow
 from rolling_graph.core.config import Settings
+from rolling_graph.core.detach import pid_alive
 from rolling_graph.probe.base import ProbeResult
 from rolling_graph.store.atomic import write_text_atomic
 
@@ -173,21 +174,6 @@ def claim_killed(settings: Settings, session_id: str, *, now: datetime | None = 
     return tokens
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # a zombie (killed, not reaped yet) is not running
-        with open(f"/proc/{pid}/stat", encoding="utf-8") as fh:
-            stat = fh.read()
-        return not stat[stat.rindex(")") + 2 :].startswith(("Z", "X"))
-    except (OSError, ValueError):
-        return True
-
-
 def _settle_dead(data: dict[str, Any], now: datetime) -> None:
     """Charge, in place, every reservation whose process is gone (or that is stale): its
     reserved tokens count as spent, since the call may have been billed in full."""
@@ -201,7 +187,7 @@ def _settle_dead(data: dict[str, Any], now: datetime) -> None:
         at = parse_iso(str(r.get("at") or "")) if r.get("at") else None
         age = (now - at).total_seconds() if at is not None else RESERVATION_STALE_S
         pid = int(r.get("pid", 0) or 0)
-        if pid == os.getpid() or (age < RESERVATION_STALE_S and pid > 0 and _pid_alive(pid)):
+        if pid == os.getpid() or (age < RESERVATION_STALE_S and pid > 0 and pid_alive(pid)):
             continue
         del held[rid]
         tokens, sid = int(r.get("tokens", 0) or 0), str(r.get("session") or "?")

@@ -11,6 +11,7 @@ import fcntl
 import os
 
 from rolling_graph.core import jsonio
+from rolling_graph.core.detach import pid_alive
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -79,16 +80,6 @@ def _fsync_dir(directory: str) -> None:
 TEMP_STALE_S = 600.0
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # (EPERM: alive, another user's)
-        return True
-    return True
-
-
 def clean_stale_temp(directory: str, prefix: str = "", now: float | None = None) -> list[str]:
     """Remove ``<prefix>*.tmp.<pid>`` files in ``directory`` that :func:`write_atomic` left
     behind when killed: the pid is no longer running, or the file is older than
@@ -107,7 +98,7 @@ def clean_stale_temp(directory: str, prefix: str = "", now: float | None = None)
             continue
         path = os.path.join(directory, name)
         try:
-            if _alive(int(pid)) and now - os.stat(path).st_mtime < TEMP_STALE_S:
+            if pid_alive(int(pid)) and now - os.stat(path).st_mtime < TEMP_STALE_S:
                 continue
             os.unlink(path)
             removed.append(name)

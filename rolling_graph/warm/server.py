@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
+from rolling_graph.core.detach import pid_alive
 from rolling_graph.core.errors import RollingGraphError
 
 DB_NAME = "rolling_graph"
@@ -62,16 +63,6 @@ def read_postmaster(pgdata: Path) -> PostmasterInfo | None:
         return None
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 _PROC = Path("/proc")
 
 
@@ -93,7 +84,7 @@ def is_our_server(pid: int, pgdata: Path) -> bool:
         return False
     proc = _PROC / str(pid)
     if not _PROC.is_dir() or not (_PROC / "self").exists():
-        return _alive(pid)
+        return pid_alive(pid)
     try:
         stat = (proc / "stat").read_text(encoding="utf-8", errors="replace")
         if stat[stat.rindex(")") + 2 :].startswith(("Z", "X")):  # zombie or dead: not running
