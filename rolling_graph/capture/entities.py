@@ -17,7 +17,6 @@ from rolling_graph.core.vocabulary import TECH
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
 
     from rolling_graph.core.types import Domain, NodeKind
 
@@ -261,6 +260,3 @@ def keywords(text: str) -> set[str]:
 
 _COMMON = frozenset("the and for with use using that this from into our your then than have will should".split())
 
-
-def event_text(event: dict[str, Any]) -> str:
-    return str(event.get("text") or "")

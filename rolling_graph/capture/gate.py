@@ -114,15 +114,15 @@ def settle_paths(event: PendingEvent, gate: GateState) -> None:
     to the gate state, where the probe reads it.
     """
     transcript = event.pop("transcript", None)
-    if isinstance(transcript, str):
+    if transcript:
         gate["transcript"] = transcript
     cwd = event.pop("cwd", None)
-    cwd = cwd if isinstance(cwd, str) and cwd.startswith("/") else None
+    cwd = cwd if cwd and cwd.startswith("/") else None
     root = gate.get("root")
     if not isinstance(root, str) and cwd:
         root = gate["root"] = find_root(cwd)
     root = root if isinstance(root, str) else None
-    paths = [relativize(p, root, cwd) for p in event.get("paths", []) if isinstance(p, str) and not is_harness_path(p)]
+    paths = [relativize(p, root, cwd) for p in event["paths"] if not is_harness_path(p)]
     event["paths"] = [p for p in dict.fromkeys(paths) if p and p != "." and not is_harness_path(p)]
     if cwd and root:
         here = relativize(cwd, root)

@@ -48,7 +48,7 @@ from rolling_graph.probe import offline_tasks as tasks
 from rolling_graph.probe import offline_tools as tools
 from rolling_graph.probe.base import ProbeResult
 from rolling_graph.probe.code_names import CODE_SPAN_RE, code_names, is_code_name
-from rolling_graph.probe.proposal import MAX_OPS, Proposal, event_seq
+from rolling_graph.probe.proposal import MAX_OPS, FoldState, Proposal, event_seq
 
 if TYPE_CHECKING:
     from rolling_graph.core.types import NodeKind, PendingEvent, SessionDoc
@@ -164,12 +164,12 @@ def _joined(text: str) -> list[str]:
     return joined
 
 
-def _statements(p: Proposal, text: str, state: dict[str, Any], who: str, seq: int | None, *, caps: bool, echo: bool = False) -> None:
+def _statements(p: Proposal, text: str, state: FoldState, who: str, seq: int | None, *, caps: bool, echo: bool = False) -> None:
     """Decisions, corrections and names in someone's words. ``echo``: the text repeats
     what the conversation holds (a compaction summary): only code names and known
     technologies count, and the nodes it names are not activated by it."""
-    domain = classify_domain(text)[0] or state.get("domain") or "project"
-    state["domain"] = domain
+    domain = classify_domain(text)[0] or state.domain or "project"
+    state.domain = domain
     for sent in _joined(text):
         correction, decision = has_correction(sent), has_decision(sent)
         sdomain = classify_domain(sent)[0] or domain
@@ -200,7 +200,7 @@ def _statements(p: Proposal, text: str, state: dict[str, Any], who: str, seq: in
                 turned_away = any(r == m or r.startswith(m + "-") or m.startswith(r + "-") for r in rejected)
                 p.edge(nid, "contradicts" if turned_away else "decides", m, 0.7)
             if nid:
-                state["topic"] = nid
+                state.topic = nid
         elif decision:
             gist = statement(sent)
             nid = p.node(gist, sdomain, "decision", summary=sent[:280])
@@ -209,10 +209,9 @@ def _statements(p: Proposal, text: str, state: dict[str, Any], who: str, seq: in
                 p.edge(nid, "decides", m, 0.7)
             if nid:
                 p.notes.append(f"decision {gist!r}")
-                state["topic"] = nid
+                state.topic = nid
         elif mentioned:
-            state.setdefault("topic", mentioned[0])
-            topic = state.get("topic")  # names mentioned together with the current topic inform it
+            topic = state.topic  # names mentioned together with the current topic inform it
             for m in mentioned[:4]:
                 if topic and m != topic:
                     p.edge(m, "informs", topic, 0.4)
@@ -223,8 +222,8 @@ def typed_text(text: str) -> str:
     return _NOT_TYPED_RE.sub(" ", text).strip()
 
 
-def _prompt(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
-    raw = str(event.get("text") or "")
+def _prompt(p: Proposal, event: PendingEvent, state: FoldState) -> None:
+    raw = event["text"]
     seq = event_seq(event)
     if raw.lstrip().startswith("<task-notification>"):
         commands.notification(p, raw, event, state)  # a background command finished; not the user
@@ -236,24 +235,24 @@ def _prompt(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
     rid = p.node(label, "project", "request", summary=text[:280] if len(text) > len(label) else None, nid="req-" + slugify(label)[:59])
     p.by(rid, "user", seq)
     if rid:
-        state["request"] = rid
-        if not state.get("task"):
-            state["topic"] = rid
-    if not state.get("structural"):
+        state.request = rid
+        if not state.task:
+            state.topic = rid
+    if not state.structural:
         _statements(p, text, state, "user", seq, caps=True)
-    for raw_path in event.get("paths", [])[:6]:
+    for raw_path in event["paths"][:6]:
         path = p.path(raw_path)
         fid = p.file(path) if path else None
         p.by(fid, "user", seq)
-        if fid and state.get("topic") and fid != state["topic"]:
-            p.edge(state["topic"], "depends_on", fid, 0.5)
+        if fid and state.topic and fid != state.topic:
+            p.edge(state.topic, "depends_on", fid, 0.5)
 
 
-def _summary(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
+def _summary(p: Proposal, event: PendingEvent, state: FoldState) -> None:
     """A compaction summary: its decisions, code names and paths, by the assistant."""
-    text = typed_text(str(event.get("text") or ""))
+    text = typed_text(event["text"])
     _statements(p, text, state, "assistant", event_seq(event), caps=False, echo=True)
-    for raw_path in event.get("paths", [])[:6]:
+    for raw_path in event["paths"][:6]:
         path = p.path(raw_path)
         if path and "/" in path and not p.exists(file_id(path)):  # a bare name is no path
             p.by(p.file(path), "assistant", event_seq(event))
@@ -269,9 +268,9 @@ def _file_for_name(p: Proposal, name: str) -> str | None:
     return None
 
 
-def _assistant(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
+def _assistant(p: Proposal, event: PendingEvent, state: FoldState) -> None:
     """The assistant's notes: the code names it works with and the choices it states."""
-    text = str(event.get("text") or "")
+    text = event["text"]
     seq = event_seq(event)
     names: list[str] = []
     for span in CODE_SPAN_RE.findall(text):
@@ -286,7 +285,7 @@ def _assistant(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
     names += [label for label, kind in names_in(prose, caps=False) if kind == "symbol" and is_code_name(label)]
     for name in list(dict.fromkeys(names))[:NAMES_PER_TEXT]:
         p.by(p.node(name, "technical", "symbol"), "assistant", seq)
-    for sent in [] if state.get("structural") else sentences(text):
+    for sent in [] if state.structural else sentences(text):
         if len(sent) > 300 or sent.rstrip().endswith("?"):
             continue
         if _ASSISTANT_CORRECTION_RE.search(sent) and not not_a_decision(_assistant_gist(sent)):
@@ -296,11 +295,11 @@ def _assistant(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
             nid = p.node(_assistant_gist(sent), "technical", "decision", summary=sent[:280], confidence="inferred")
             p.by(nid, "assistant", seq)
             if nid:
-                p.edge(nid, "decides", state.get("task"), 0.5)
+                p.edge(nid, "decides", state.task, 0.5)
                 p.notes.append(f"assistant decision {p.label_of(nid)!r}")
 
 
-def _initial_state(p: Proposal, doc: SessionDoc) -> dict[str, Any]:
+def _initial_state(p: Proposal, doc: SessionDoc) -> FoldState:
     """Where the batch starts: the task in progress, the last request, the live decision."""
     def latest(kind: NodeKind, **facts: Any) -> str | None:
         return p.find(kind, **facts)
@@ -310,7 +309,7 @@ def _initial_state(p: Proposal, doc: SessionDoc) -> dict[str, Any]:
     focus = [f for f in doc.get("focus", []) if f in p.nodes and p.nodes[f].get("kind") not in ("file", "command", "error")]
     live = p.decisions()
     topic = task or (live[-1] if live else None) or (focus[0] if focus else None) or request
-    return {"topic": topic, "task": task, "request": request}
+    return FoldState(topic=topic, task=task, request=request)
 
 
 class OfflineProbe:
@@ -334,7 +333,7 @@ class OfflineProbe:
         events = [normalize_event(e) for e in events]
         p = Proposal(doc)
         state = _initial_state(p, doc)
-        state["structural"] = self.structural
+        state.structural = self.structural
         for event in events:
             kind = event["event"]
             if kind == "UserPromptSubmit":

@@ -17,14 +17,14 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rolling_graph.core.filepaths import file_id, looks_like_file, relativize
 from rolling_graph.core.ids import slugify
 from rolling_graph.probe import offline_tasks as tasks
 from rolling_graph.probe import tool_output as out
 from rolling_graph.probe.code_names import NO_NAMES, defined_names, frequent_names, is_code_name
-from rolling_graph.probe.proposal import Proposal, event_seq
+from rolling_graph.probe.proposal import FoldState, Proposal, event_seq
 from rolling_graph.safety.sanitize import cut_at_word
 
 if TYPE_CHECKING:
@@ -90,7 +90,7 @@ def resolve(p: Proposal, family: str, command: str | None, whole: bool) -> None:
             p.set(eid, state="resolved")
 
 
-def settle(p: Proposal, cid: str, kind: str, family: str, output: str, failed: bool, seq: int | None, state: dict[str, Any],
+def settle(p: Proposal, cid: str, kind: str, family: str, output: str, failed: bool, seq: int | None, state: FoldState,
            masked: bool = True) -> None:
     """Record a finished run's outcome on its command node; open or resolve errors."""
     outcome, short = out.outcome(kind, output, failed, masked)
@@ -120,16 +120,16 @@ def command_label(command: str) -> str:
     return cut_at_word(command, COMMAND_CHARS, keep=COMMAND_CHARS // 2)
 
 
-def _run(p: Proposal, event: PendingEvent, state: dict[str, Any], part: str, kind: str, family: str, seq: int | None) -> None:
+def _run(p: Proposal, event: PendingEvent, state: FoldState, part: str, kind: str, family: str, seq: int | None) -> None:
     data, output = event.get("data", {}), _output(event)
     label = p.local(part)  # the same command in every worktree (its paths stay as given for the files below)
     cid = p.node(command_label(label), "technical", "command", nid=slugify(label[:COMMAND_CHARS]))
     if not cid:
         return
     p.set(cid, runs=int(p.fact(cid, "runs") or 0) + 1)
-    for fid in dict.fromkeys([*state.get("edited", [])[-3:], *filter(None, (p.file(f) for f in _paths_in(p, part, event.get("cwd"))))]):
+    for fid in dict.fromkeys([*state.edited[-3:], *filter(None, (p.file(f) for f in _paths_in(p, part, event.get("cwd"))))]):
         p.edge(cid, "tests", fid, 0.6)
-    p.edge(cid, "tests", state.get("task"), 0.5)
+    p.edge(cid, "tests", state.task, 0.5)
     if data.get("bg"):
         p.set(cid, ref=data["bg"][:40], result="running in the background", outcome=None)
         p.by(cid, "tool", seq)
@@ -138,7 +138,7 @@ def _run(p: Proposal, event: PendingEvent, state: dict[str, Any], part: str, kin
     settle(p, cid, kind, family, output, data.get("failed", False) if data else event["error"], seq, state, masked)
 
 
-def background_done(p: Proposal, ref: str, output: str, failed: bool, seq: int | None, state: dict[str, Any], *, final: bool) -> None:
+def background_done(p: Proposal, ref: str, output: str, failed: bool, seq: int | None, state: FoldState, *, final: bool) -> None:
     cid = p.find("command", ref=ref) if ref else None
     if not cid:
         return
@@ -163,7 +163,7 @@ def _commit(p: Proposal, event: PendingEvent, command: str, seq: int | None) -> 
     resolve(p, "git commit", None, whole=True)
 
 
-def _tracker(p: Proposal, event: PendingEvent, state: dict[str, Any], part: str, seq: int | None) -> None:
+def _tracker(p: Proposal, event: PendingEvent, state: FoldState, part: str, seq: int | None) -> None:
     parsed = out.bd_command(part)
     if not parsed or event.get("data", {}).get("failed"):
         return
@@ -186,7 +186,7 @@ def _tracker(p: Proposal, event: PendingEvent, state: dict[str, Any], part: str,
             tasks.task_node(p, state, seq, ref=ref, status=status)
 
 
-def fold_bash(p: Proposal, event: PendingEvent, state: dict[str, Any], seq: int | None) -> None:
+def fold_bash(p: Proposal, event: PendingEvent, state: FoldState, seq: int | None) -> None:
     data = event.get("data", {})
     text = event["text"]
     command = data.get("cmd") or (text.split("\n", 1)[0][2:] if text.startswith("$ ") else "")
@@ -216,7 +216,7 @@ def fold_bash(p: Proposal, event: PendingEvent, state: dict[str, Any], seq: int 
     if failed and not ran_tests and kinds and not out.is_adhoc(kinds[0][0]):
         # (a one-off look — head, grep, python -c — that fails is no problem of the work)
         family = next((c[1] for _, c in known), None) or out.family_of(command)
-        error_node(p, _output(event) or text, family, state.get("task"), seq)
+        error_node(p, _output(event) or text, family, state.task, seq)
     elif not failed and not ran_tests and kinds:
         resolve(p, out.family_of(command), None, whole=True)
 
@@ -244,7 +244,7 @@ def _heredoc_writes(p: Proposal, event: PendingEvent, command: str, seq: int | N
                 p.set(sid, **{"def": seq})
 
 
-def notification(p: Proposal, text: str, event: PendingEvent, state: dict[str, Any]) -> None:
+def notification(p: Proposal, text: str, event: PendingEvent, state: FoldState) -> None:
     """A ``<task-notification>`` (a background command finished): settle its run."""
     ref = re.search(r"<task-id>([^<]{1,40})</task-id>", text)
     status = re.search(r"<status>([^<]{1,20})</status>", text)

@@ -12,19 +12,19 @@
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rolling_graph.core.ids import slugify
 from rolling_graph.core.model import TASK_STATUSES
 from rolling_graph.probe.code_names import frequent_names, quoted_names
-from rolling_graph.probe.proposal import Proposal
+from rolling_graph.probe.proposal import FoldState, Proposal
 from rolling_graph.safety.sanitize import sentence_ends
 
 if TYPE_CHECKING:
     from rolling_graph.core.types import ToolData
 
 
-def task_node(p: Proposal, state: dict[str, Any], seq: int | None, *, ref: str | None = None, title: str | None = None,
+def task_node(p: Proposal, state: FoldState, seq: int | None, *, ref: str | None = None, title: str | None = None,
               status: str | None = None, key: str | None = None) -> str | None:
     """A task-list item (tracker ref, or the item's own words as ``key``) and its status."""
     ident = ref or key
@@ -44,15 +44,15 @@ def task_node(p: Proposal, state: dict[str, Any], seq: int | None, *, ref: str |
         p.set(tid, status=status)
     p.by(tid, "assistant", seq)
     if new:
-        p.edge(state.get("request"), "depends_on", tid, 0.5)
+        p.edge(state.request, "depends_on", tid, 0.5)
     if status == "in_progress":
-        state["task"] = state["topic"] = tid
-    elif status == "completed" and state.get("task") == tid:
-        state["task"] = None
+        state.task = state.topic = tid
+    elif status == "completed" and state.task == tid:
+        state.task = None
     return tid
 
 
-def fold_todos(p: Proposal, state: dict[str, Any], data: ToolData, seq: int | None) -> None:
+def fold_todos(p: Proposal, state: FoldState, data: ToolData, seq: int | None) -> None:
     for content, status in data.get("todos", []):
         nid = "task-" + slugify(content)[:59]
         if p.exists(nid) and p.fact(nid, "status") == status:
@@ -60,7 +60,7 @@ def fold_todos(p: Proposal, state: dict[str, Any], data: ToolData, seq: int | No
         task_node(p, state, seq, key=content, title=content, status=status)
 
 
-def fold_task_tools(p: Proposal, state: dict[str, Any], tool: str, data: ToolData, seq: int | None) -> None:
+def fold_task_tools(p: Proposal, state: FoldState, tool: str, data: ToolData, seq: int | None) -> None:
     ref, subject = data.get("ref", ""), data.get("subject", "")
     if tool == "TaskCreate" and subject:
         tid = task_node(p, state, seq, key=subject, title=subject, status="pending")
@@ -76,7 +76,7 @@ def fold_task_tools(p: Proposal, state: dict[str, Any], tool: str, data: ToolDat
         if status:
             p.set(tid, status=status)
             if status == "in_progress":
-                state["task"] = state["topic"] = tid
+                state.task = state.topic = tid
         p.by(tid, "assistant", seq)
     elif subject:
         task_node(p, state, seq, key=subject, title=subject, status=status)
@@ -94,15 +94,15 @@ def gist(text: str, limit: int = 110) -> str:
     return text[: limit - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
 
 
-def fold_answers(p: Proposal, state: dict[str, Any], data: ToolData, seq: int | None) -> None:
+def fold_answers(p: Proposal, state: FoldState, data: ToolData, seq: int | None) -> None:
     for header, question, answer in data.get("qa", []):
         label = gist(f"{header}: {answer}" if header else answer)
         rid = p.node(label, "project", "request", summary=f"Q: {question} — A: {answer}"[:280], nid="req-" + slugify(label)[:59])
         p.by(rid, "user", seq)
-        p.edge(rid, "informs", state.get("task") or state.get("topic"), 0.6)
+        p.edge(rid, "informs", state.task or state.topic, 0.6)
 
 
-def fold_plan(p: Proposal, state: dict[str, Any], data: ToolData, seq: int | None) -> None:
+def fold_plan(p: Proposal, state: FoldState, data: ToolData, seq: int | None) -> None:
     plan = data.get("plan", "")
     lines = [ln.strip() for ln in plan.splitlines() if ln.strip()]
     if not lines or data.get("failed"):
@@ -117,5 +117,5 @@ def fold_plan(p: Proposal, state: dict[str, Any], data: ToolData, seq: int | Non
         sid = p.node(name, "technical", "symbol")
         p.by(sid, "assistant", seq)
         p.edge(pid, "decides", sid, 0.5)
-    if not state.get("task"):
-        state["topic"] = pid
+    if not state.task:
+        state.topic = pid

@@ -18,7 +18,7 @@ made by :meth:`rolling_graph.capture.tools.ToolCall.data` and taken by the probe
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rolling_graph.capture.entities import paths_in
 from rolling_graph.capture.tools import EDIT_TOOLS, MULTI_EDIT, READ, WRITE
@@ -35,7 +35,7 @@ from rolling_graph.probe.code_names import (
     pattern_names,
     quoted_names,
 )
-from rolling_graph.probe.proposal import Proposal, event_seq
+from rolling_graph.probe.proposal import FoldState, Proposal, event_seq
 
 if TYPE_CHECKING:
     from rolling_graph.core.types import PendingEvent, ToolData
@@ -94,7 +94,7 @@ def edit_names(tool: str, data: ToolData) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def _files(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, data: ToolData, seq: int | None) -> None:
+def _files(p: Proposal, event: PendingEvent, state: FoldState, tool: str, data: ToolData, seq: int | None) -> None:
     counter = "writes" if tool == WRITE else "edits" if tool in EDIT_TOOLS else "reads"
     for raw in event["paths"][:3]:
         path = p.path(raw)
@@ -113,8 +113,8 @@ def _files(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, d
             continue
         if names:
             p.set(fid, what=_join_names(names, p.fact(fid, "what")))
-        p.edge(state.get("topic"), "edits", fid, 0.6)
-        state.setdefault("edited", []).append(fid)
+        p.edge(state.topic, "edits", fid, 0.6)
+        state.edited.append(fid)
         cap = NAMES_PER_WRITE if tool == WRITE or len(whole) > 20 else NAMES_PER_EDIT  # a large edit is a rewrite
         defined = set(defined_in(tool, data))
         # A private helper (``_fill``) is among them only where the code defines or calls it.
@@ -125,10 +125,10 @@ def _files(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, d
             if name in defined and seq is not None:
                 p.set(sid, **{"def": seq})
             if i < EDGES_PER_EDIT:  # the names the edit is about; the rest are only named
-                p.edge(state.get("topic"), "edits", sid, 0.5)
+                p.edge(state.topic, "edits", sid, 0.5)
 
 
-def _search(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, data: ToolData, seq: int | None) -> None:
+def _search(p: Proposal, event: PendingEvent, state: FoldState, tool: str, data: ToolData, seq: int | None) -> None:
     pattern = data.get("pattern", "")
     if tool == "Grep" and data.get("hits") != 0:  # a search that finds nothing names nothing in the code
         for name in pattern_names(pattern)[:3]:
@@ -142,7 +142,7 @@ def _search(p: Proposal, event: PendingEvent, state: dict[str, Any], tool: str, 
             p.by(p.file(path), "tool", seq)
 
 
-def fold_tool(p: Proposal, event: PendingEvent, state: dict[str, Any]) -> None:
+def fold_tool(p: Proposal, event: PendingEvent, state: FoldState) -> None:
     """Fold one tool event into the proposal."""
     tool = event["tool"] or ""
     data = event.get("data", {})

@@ -21,6 +21,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from rolling_graph.core.model import DOMAINS, KINDS, VERBS
+from rolling_graph.core.normalize import normalize_event
 from rolling_graph.probe.errors import ProbeFailed
 from rolling_graph.safety.redact import redact
 
@@ -110,24 +111,26 @@ def _defuse(text: str) -> str:
 
 
 def _event_header(event: PendingEvent) -> str:
-    parts = [str(event.get("id", "?")), str(event.get("event", "event"))]
-    if event.get("at"):
-        parts.append(str(event["at"]))
-    if event.get("tool"):
+    parts = [event["id"], event["event"] or "event"]
+    if event["at"]:
+        parts.append(event["at"])
+    if event["tool"]:
         parts.append(f"tool={event['tool']}")
-    paths = event.get("paths") or []
-    if isinstance(paths, list) and paths:
-        parts.append("paths=" + ",".join(str(p) for p in paths[:5]))
+    if event["paths"]:
+        parts.append("paths=" + ",".join(event["paths"][:5]))
     return redact(_defuse(" ".join(parts)))[:300]
 
 
 def render_events(events: list[PendingEvent], bounds: PromptBounds = DEFAULT_BOUNDS) -> str:
-    """The pending events, newest kept when the batch is over its bounds."""
+    """The pending events, newest kept when the batch is over its bounds. The events are made
+    to fit their declared shape first, as the offline probe does (a no-op for the runner's
+    batch; a caller's own events may leave fields out)."""
+    events = [normalize_event(e) for e in events]
     rendered: list[str] = []
     total = 0
     kept = 0
     for event in reversed(events[-bounds.max_events :]):
-        text = redact(str(event.get("text") or ""))
+        text = redact(event["text"])
         text = _defuse(elide_middle(text, bounds.event_chars))
         block = f"<event {_event_header(event)}>\n{text}\n</event>"
         if rendered and total + len(block) > bounds.events_total_chars:

@@ -9,6 +9,7 @@ validated by :mod:`rolling_graph.core.patch` (facts as ``trusted``: this is our 
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rolling_graph.core.facts import allowed_keys
@@ -27,12 +28,27 @@ MAX_NODES_PER_PROBE = 100
 MAX_OPS = 390
 
 
+@dataclass
+class FoldState:
+    """Where the offline probe's fold of one batch stands: the node the batch is about
+    (``topic``: the task in progress, else the live decision, the focus or the request), the
+    task and request in force, the domain of the last statement, the files edited so far, and
+    whether only what code states exactly is folded (``structural``)."""
+
+    topic: str | None = None
+    task: str | None = None
+    request: str | None = None
+    domain: Domain | None = None
+    structural: bool = False
+    edited: list[str] = field(default_factory=list)
+
+
 _RANK = {"tool": 0, "assistant": 1, "user": 2}
 
 
 def event_seq(event: PendingEvent) -> int | None:
     """The session event counter of an event id (``"e17"`` → 17)."""
-    eid = str(event.get("id") or "")
+    eid = event["id"]
     digits = eid[1:]
     return int(digits) if eid[:1] in ("e", "a") and digits.isdigit() else None
 

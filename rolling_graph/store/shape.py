@@ -89,7 +89,9 @@ _COUNTER_TEXT = ("cap_notice_pending",)
 _COUNTER_FLAGS = ("cap_notice_given",)
 
 
-def _event_ok(event: object) -> bool:
+def event_ok(event: object) -> bool:
+    """Whether a queued event read back from a file has the fields the probe needs (the rest
+    :func:`rolling_graph.core.normalize.normalize_event` completes)."""
     return (
         isinstance(event, dict)
         and isinstance(event.get("id"), str)
@@ -131,7 +133,7 @@ def state_problem(raw: object) -> str | None:
         if why:
             return f"gate.{why}"
         for key in ("pending", "inflight"):
-            if not all(_event_ok(e) for e in gate.get(key, ())):
+            if not all(event_ok(e) for e in gate.get(key, ())):
                 return f"gate.{key} holds an event of the wrong shape"
     if isinstance(counters, dict):
         for key, value in counters.items():
@@ -166,7 +168,7 @@ def repair_state(raw: object, entries: list[JournalEntry], why: str, *, note: bo
             lost += key in ("pending", "inflight")  # a batch that is not a list: its events are gone
             continue
         if key in ("pending", "inflight"):
-            kept = [e for e in value if _event_ok(e)]
+            kept = [e for e in value if event_ok(e)]
             lost += len(value) - len(kept)
             value = kept
         gate[key] = value

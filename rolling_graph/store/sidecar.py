@@ -15,6 +15,7 @@ from rolling_graph.core import jsonio
 from rolling_graph.core.clock import iso
 from rolling_graph.store import journal as journal_mod
 from rolling_graph.store.files import SessionFiles, dumps, graph_part, no_index
+from rolling_graph.store.shape import event_ok
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -320,9 +321,8 @@ class SidecarStore:
             except (ValueError, UnicodeDecodeError, RecursionError):
                 bad += 1
                 continue
-            if (isinstance(event, dict) and isinstance(event.get("id"), str) and isinstance(event.get("text"), str)
-                    and isinstance(event.get("paths"), list) and isinstance(event.get("reasons", []), list)):
-                events.append(event)  # type: ignore[arg-type]  # the shape a pending event is read by
+            if event_ok(event):
+                events.append(event)
             else:
                 bad += 1
         return events, bad
