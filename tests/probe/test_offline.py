@@ -73,6 +73,21 @@ def test_files_errors_and_commands_from_tools() -> None:
     assert any(k == "error" and "TypeError" in label for label, k in kinds.items())
 
 
+def test_files_a_shell_command_looks_at_are_touched_by_it() -> None:
+    """``head a.go b.go``, ``git show REF:path/c.json``: the files the shell read are files of
+    the session's work (each touched by the command's event), a glob is none."""
+    doc = apply(new_document("s"), [
+        ev("$ head -20 logging/logger.go trailers/trailers.go util/*.go", event="PostToolUse", tool="Bash",
+           data={"cmd": "head -20 logging/logger.go trailers/trailers.go util/*.go"}, id="e4"),
+        ev("$ git show entire/sessions:33/406b/metadata.json | head -30", event="PostToolUse", tool="Bash",
+           data={"cmd": "git show entire/sessions:33/406b/metadata.json | head -30"}, id="e5"),
+    ])
+    files = {n["label"]: n["facts"] for n in doc["nodes"].values() if n["kind"] == "file"}
+    assert files["logging/logger.go"]["seq"] == 4 and files["trailers/trailers.go"]["by"] == "tool"
+    assert files["33/406b/metadata.json"]["seq"] == 5
+    assert not [label for label in files if "*" in label]
+
+
 def test_a_subagents_brief_names_the_code_the_work_is_about_and_touches_the_files_it_lists() -> None:
     doc = apply(new_document("s"), [ev("Read lib/web/live/session_live.ex", event="PostToolUse", tool="Read",
                                        paths=["lib/web/live/session_live.ex"], id="e1")])
