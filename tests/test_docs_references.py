@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 #: Top-level directories of the repository a reference may start with.
-TOP = ("rolling_graph/", "bench/", "tests/", "fixtures/", "docs/", "hooks/", "commands/", ".claude-plugin/")
+TOP = ("rolling_graph/", "bench/", "tests/", "fixtures/", "docs/", "plugin/", ".claude-plugin/")
 #: The package's directories (its packages, ``prompts/``, ``data/``): a path inside the package.
 INSIDE = frozenset(p.name for p in (ROOT / "rolling_graph").iterdir() if p.is_dir() and p.name != "__pycache__")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[2]
-RUN = ROOT / "hooks" / "run"
+RUN = ROOT / "plugin" / "hooks" / "run"
 
 
 def _fake(path: Path, tag: str) -> Path:
@@ -74,7 +74,7 @@ def test_nothing_installed_fails_open_and_starts_the_bootstrap_once(tmp_path: Pa
 def test_the_bootstrap_script_refuses_to_run_twice_at_once(tmp_path: Path) -> None:
     data = tmp_path / "data"
     (data / ".bootstrap.lock").mkdir(parents=True)
-    proc = subprocess.run([str(ROOT / "hooks" / "bootstrap")], capture_output=True, text=True, env=_env(tmp_path), timeout=30)
+    proc = subprocess.run([str(ROOT / "plugin" / "hooks" / "bootstrap")], capture_output=True, text=True, env=_env(tmp_path), timeout=30)
     assert proc.returncode == 0 and "already running" in proc.stdout
 
 
