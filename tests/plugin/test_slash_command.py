@@ -134,7 +134,7 @@ def test_slash_command_for_a_session_without_graph_yet_says_so_and_falls_back(st
 def test_slash_command_reports_problems_as_text_not_failure(storage: str) -> None:
     result = CliRunner().invoke(inspect_app(), expand_like_claude_code("why", storage))
     assert result.exit_code == 0
-    assert "usage: /graph why NODE" in result.output
+    assert "usage: /rolling-graph:graph why NODE" in result.output
 
 
 def _fake_rgraph(path: Path, tag: str) -> Path:
