@@ -294,9 +294,9 @@ def plugin_name(plugin_dir: Path = PLUGIN_DIR) -> str:
     return str(json.loads((plugin_dir / ".claude-plugin" / "plugin.json").read_text())["name"])
 
 
-def write_noop_plugin(target: Path, *, like: Path = PLUGIN_DIR) -> Path:
+def write_noop_plugin(target: Path, *, like: Path = PLUGIN_DIR, python: str = sys.executable) -> Path:
     """A plugin with the same hook wiring (events, matchers, timeouts) whose every hook is
-    ``<this interpreter> -c pass``: the floor a Python hook plugin costs."""
+    ``<python> -c pass`` (default: this interpreter): the floor a Python hook plugin costs."""
     (target / ".claude-plugin").mkdir(parents=True)
     (target / "hooks").mkdir()
     manifest = {"name": "rolling-graph-noop", "version": "0.0.0", "description": "No-op hooks for timing"}
@@ -306,6 +306,6 @@ def write_noop_plugin(target: Path, *, like: Path = PLUGIN_DIR) -> Path:
         for group in matchers:
             for hook in group["hooks"]:
                 hook.pop("args", None)
-                hook["command"] = f"{sys.executable} -c pass"
+                hook["command"] = f"{python} -c pass"
     (target / "hooks" / "hooks.json").write_text(json.dumps({"hooks": groups}, indent=2))
     return target
