@@ -13,10 +13,11 @@ in the same home and project against the stand-in model (tests/standin_model.py)
 session's detached work (probe, reconcile) is waited for before the next session starts.
 
 Prints each session's wall time, the medians, the ratio of medians and the median of the
-per-round ratios (the issue 37 goal: Rolling Graph ≤ 1.15× the no-op plugin), and per hook
-event the time Claude Code recorded for our hooks and for the no-op's (``durationMs`` of the
-transcript's ``hook_success`` lines), summed over a session, median over rounds. Not part of CI
-(``tests/plugin/test_e2e_claude.py`` keeps a looser bound).
+per-round ratios (the issue 37 goal: Rolling Graph ≤ 1.15× the no-op plugin). Then, with
+``--breakdown N``, N more rounds of the two plugins with every hook run under a timing shim
+(the same shim for both: a shell and two ``date`` calls around the hook), and per hook event
+the invocations, the median milliseconds of one and the total of a session, Rolling Graph's
+beside the no-op's. Not part of CI (``tests/plugin/test_e2e_claude.py`` keeps a looser bound).
 """
 
 from __future__ import annotations
@@ -119,6 +120,61 @@ def run_session(sandbox: Sandbox, plugin: Path | None, turns: list[Turn], prompt
     return run.elapsed_s, times
 
 
+SHIM = """#!/bin/sh
+label="$1" event="$2"
+shift 2
+t0=$(date +%s%N)
+"$@"
+rc=$?
+t1=$(date +%s%N)
+echo "$label $event $(( (t1 - t0) / 1000 ))" >> "{log}"
+exit $rc
+"""
+
+
+def timed_plugins(root: Path, python: Path, log: Path) -> dict[str, Path]:
+    """Copies of the two plugins' wiring whose every hook runs under the timing shim."""
+    shim = root / "timing-shim"
+    shim.write_text(SHIM.format(log=log))
+    shim.chmod(0o755)
+    plugins = {}
+    for label in ("rolling-graph", "noop"):
+        target = root / f"timed-{label}"
+        (target / ".claude-plugin").mkdir(parents=True)
+        (target / "hooks").mkdir()
+        manifest = {"name": f"timed-{label}", "version": "0.0.0", "description": "timing"}
+        (target / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest))
+        groups = json.loads((PLUGIN_DIR / "hooks" / "hooks.json").read_text())["hooks"]
+        for matchers in groups.values():
+            for group in matchers:
+                for hook in group["hooks"]:
+                    [event] = hook["args"]
+                    real = [str(PLUGIN_DIR / "hooks" / "run"), event] if label == "rolling-graph" else [str(python), "-c", "pass"]
+                    hook["command"] = str(shim)
+                    hook["args"] = [label, event, *real]
+        (target / "hooks" / "hooks.json").write_text(json.dumps({"hooks": groups}))
+        plugins[label] = target
+    return plugins
+
+
+def print_breakdown(log: Path, sessions: int) -> None:
+    times: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for line in log.read_text().splitlines():
+        label, event, micros = line.split()
+        times[(label, event)].append(int(micros) / 1000)
+    events = sorted({event for _, event in times})
+    print(f"\nper hook event, under the timing shim ({sessions} sessions each; ms):")
+    print(f"  {'event':22} {'n/session':>9} {'ours one':>9} {'noop one':>9} {'ours total':>11} {'noop total':>11}")
+    total = {"rolling-graph": 0.0, "noop": 0.0}
+    for event in events:
+        ours, noop = times[("rolling-graph", event)], times[("noop", event)]
+        for label, values in (("rolling-graph", ours), ("noop", noop)):
+            total[label] += sum(values) / sessions
+        print(f"  {event:22} {len(ours) / sessions:9.1f} {statistics.median(ours) if ours else 0:9.1f} "
+              f"{statistics.median(noop) if noop else 0:9.1f} {sum(ours) / sessions:11.0f} {sum(noop) / sessions:11.0f}")
+    print(f"  {'all hooks':22} {'':9} {'':9} {'':9} {total['rolling-graph']:11.0f} {total['noop']:11.0f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -126,6 +182,7 @@ def main() -> None:
     parser.add_argument("--earlier", type=int, default=3, help="sessions that populate the memory first")
     parser.add_argument("--venv", type=Path, help="a regular (not editable) install to run: its rgraph-hook, and its "
                         "python for the no-op plugin (default: this interpreter's environment)")
+    parser.add_argument("--breakdown", type=int, default=0, metavar="N", help="N more rounds timing every hook")
     parser.add_argument("--json", type=Path, help="also write every measurement here")
     args = parser.parse_args()
     if CLAUDE is None:
@@ -159,6 +216,16 @@ def main() -> None:
                     walls[name].append(elapsed)
                     hooks[name].append(times)
                 print(f"round {r + 1}: " + ", ".join(f"{n} {walls[n][-1]:.2f} s" for n in names), flush=True)
+            shim_log = root / "hook-times.log"
+            timed = timed_plugins(root, venv_bin / "python3", shim_log)
+            for r in range(args.breakdown):
+                for name in (("rolling-graph", "noop") if r % 2 == 0 else ("noop", "rolling-graph")):
+                    elapsed, _ = run_session(sandbox, timed[name], session_turns(files, args.tools, offset=r), PROMPT)
+                    walls[f"timed {name}"].append(elapsed)
+                print(f"timed round {r + 1}: ours {walls['timed rolling-graph'][-1]:.2f} s, noop {walls['timed noop'][-1]:.2f} s",
+                      flush=True)
+            if args.breakdown:
+                print_breakdown(shim_log, args.breakdown)
         finally:
             sandbox.stop_embedded_database()
 
