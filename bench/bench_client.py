@@ -101,23 +101,13 @@ def wait_for_workers(home: Path) -> float:
     return time.monotonic() - started
 
 
-def hook_times(sandbox: Sandbox, session_id: str) -> dict[str, float]:
-    """Milliseconds Claude Code recorded per hook event in a session's transcript."""
-    totals: dict[str, float] = defaultdict(float)
-    for line in sandbox.transcript(session_id):
-        attachment = line.get("attachment") or {}
-        if attachment.get("type") == "hook_success" and isinstance(attachment.get("durationMs"), int | float):
-            totals[str(attachment.get("hookEvent"))] += float(attachment["durationMs"])
-    return dict(totals)
-
-
-def run_session(sandbox: Sandbox, plugin: Path | None, turns: list[Turn], prompt: str) -> tuple[float, dict[str, float]]:
+def run_session(sandbox: Sandbox, plugin: Path | None, turns: list[Turn], prompt: str) -> float:
+    """One session's wall time; its detached work (probe, reconcile) is waited for after it."""
     with StandinModel(turns) as model:
         run = sandbox.run(model, prompt, plugin_dir=plugin)
     assert run.output.get("num_turns") == len(turns), run.describe()
-    times = hook_times(sandbox, run.session_id)
     wait_for_workers(sandbox.home)
-    return run.elapsed_s, times
+    return run.elapsed_s
 
 
 SHIM = """#!/bin/sh
@@ -200,28 +190,24 @@ def main() -> None:
         plugins: dict[str, Path | None] = {"rolling-graph": PLUGIN_DIR, "noop": noop, "none": None}
         try:
             for i in range(args.earlier):
-                elapsed, _ = run_session(sandbox, PLUGIN_DIR, session_turns(files, 8, offset=i), EARLIER_PROMPTS[i % len(EARLIER_PROMPTS)])
+                elapsed = run_session(sandbox, PLUGIN_DIR, session_turns(files, 8, offset=i), EARLIER_PROMPTS[i % len(EARLIER_PROMPTS)])
                 print(f"earlier session {i + 1}: {elapsed:.2f} s", flush=True)
             snapshots = sorted(sandbox.rg_home.glob("snapshots/*.json"))
             print(f"memory before the rounds: {len(list(sandbox.rg_home.glob('sessions/*.graph.json')))} sessions, "
                   f"{len(snapshots)} resume snapshot(s)", flush=True)
 
             walls: dict[str, list[float]] = defaultdict(list)
-            hooks: dict[str, list[dict[str, float]]] = defaultdict(list)
             names = list(plugins)
             for r in range(args.rounds):
                 order = names[r % len(names):] + names[: r % len(names)]  # rotate who goes first
                 for name in order:
-                    elapsed, times = run_session(sandbox, plugins[name], session_turns(files, args.tools, offset=r), PROMPT)
-                    walls[name].append(elapsed)
-                    hooks[name].append(times)
+                    walls[name].append(run_session(sandbox, plugins[name], session_turns(files, args.tools, offset=r), PROMPT))
                 print(f"round {r + 1}: " + ", ".join(f"{n} {walls[n][-1]:.2f} s" for n in names), flush=True)
             shim_log = root / "hook-times.log"
             timed = timed_plugins(root, venv_bin / "python3", shim_log)
             for r in range(args.breakdown):
                 for name in (("rolling-graph", "noop") if r % 2 == 0 else ("noop", "rolling-graph")):
-                    elapsed, _ = run_session(sandbox, timed[name], session_turns(files, args.tools, offset=r), PROMPT)
-                    walls[f"timed {name}"].append(elapsed)
+                    walls[f"timed {name}"].append(run_session(sandbox, timed[name], session_turns(files, args.tools, offset=r), PROMPT))
                 print(f"timed round {r + 1}: ours {walls['timed rolling-graph'][-1]:.2f} s, noop {walls['timed noop'][-1]:.2f} s",
                       flush=True)
             if args.breakdown:
@@ -237,15 +223,8 @@ def main() -> None:
     print(f"  rolling-graph / noop: {med['rolling-graph'] / med['noop']:.3f} (ratio of medians), "
           f"{statistics.median(per_round):.3f} (median of per-round ratios: {', '.join(f'{x:.2f}' for x in per_round)})")
     print(f"  rolling-graph / none: {med['rolling-graph'] / med['none']:.3f};  noop / none: {med['noop'] / med['none']:.3f}")
-    events = sorted({event for runs in hooks.values() for times in runs for event in times})
-    print("\nhook time per session as Claude Code recorded it (ms, median over rounds):")
-    print(f"  {'event':20} {'rolling-graph':>14} {'noop':>8}")
-    for event in events:
-        ours = statistics.median(times.get(event, 0.0) for times in hooks["rolling-graph"])
-        floor = statistics.median(times.get(event, 0.0) for times in hooks["noop"])
-        print(f"  {event:20} {ours:14.0f} {floor:8.0f}")
     if args.json:
-        report: dict[str, Any] = {"walls": walls, "hooks": hooks, "tools": args.tools, "rounds": args.rounds}
+        report: dict[str, Any] = {"walls": walls, "tools": args.tools, "rounds": args.rounds}
         args.json.write_text(json.dumps(report, indent=1))
 
 
