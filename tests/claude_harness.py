@@ -36,8 +36,10 @@ from typing import Any
 
 from standin_model import RecordedRequest, StandinModel
 
-#: The plugin under test: this checkout (override to test another copy, e.g. a scratch plugin).
-CHECKOUT = Path(os.environ.get("ROLLING_GRAPH_E2E_PLUGIN_DIR") or Path(__file__).resolve().parents[1])
+#: The repository: its root holds the marketplace (``.claude-plugin/marketplace.json``).
+CHECKOUT = Path(__file__).resolve().parents[1]
+#: The plugin under test: the checkout's ``plugin/`` (override to test another copy, e.g. a scratch plugin).
+PLUGIN_DIR = Path(os.environ.get("ROLLING_GRAPH_E2E_PLUGIN_DIR") or CHECKOUT / "plugin")
 CLAUDE = shutil.which("claude")
 VENV_BIN = Path(sys.executable).parent
 RUN_TIMEOUT_S = 90.0
@@ -116,7 +118,7 @@ class Sandbox:
             wrapper.chmod(0o755)
         return sandbox
 
-    def env(self, model: StandinModel) -> dict[str, str]:
+    def env(self, model: StandinModel | None) -> dict[str, str]:
         path = [str(VENV_BIN), os.environ.get("PATH", "/usr/bin:/bin")]
         if self.wrapper_bin.exists():
             path.insert(0, str(self.wrapper_bin))
@@ -125,7 +127,7 @@ class Sandbox:
             "HOME": str(self.home),
             "LANG": os.environ.get("LANG", "C.UTF-8"),
             "TMPDIR": os.environ.get("TMPDIR", "/tmp"),
-            "ANTHROPIC_BASE_URL": model.base_url,
+            "ANTHROPIC_BASE_URL": model.base_url if model is not None else "http://127.0.0.1:9",
             "ANTHROPIC_API_KEY": "fake",
             "DISABLE_TELEMETRY": "1",
             "DISABLE_AUTOUPDATER": "1",
@@ -136,7 +138,22 @@ class Sandbox:
         env.update(self.extra_env)
         return env
 
-    def run(self, model: StandinModel, *args: str, plugin_dir: Path | None = CHECKOUT, check: bool = True) -> ClaudeRun:
+    def install_from_marketplace(self, marketplace: Path = CHECKOUT) -> Path:
+        """The README's second step, as a user types it: ``claude plugin marketplace add
+        MARKETPLACE`` and ``claude plugin install rolling-graph@rolling-graph``. Returns the
+        installed copy (under ``~/.claude/plugins/cache``), which later runs use without
+        ``--plugin-dir``."""
+        assert CLAUDE is not None
+        name = json.loads((marketplace / ".claude-plugin" / "marketplace.json").read_text())["name"]
+        for argv in (["plugin", "marketplace", "add", str(marketplace)], ["plugin", "install", f"{plugin_name()}@{name}"]):
+            done = subprocess.run([CLAUDE, *argv], cwd=self.project, env=self.env(None), capture_output=True, text=True,
+                                  timeout=RUN_TIMEOUT_S, stdin=subprocess.DEVNULL)
+            assert done.returncode == 0, f"claude {' '.join(argv)} -> rc={done.returncode}\n{done.stdout}\n{done.stderr}"
+        copies = sorted(self.home.glob(f".claude/plugins/cache/{name}/{plugin_name()}/*"))
+        assert len(copies) == 1, copies
+        return copies[0]
+
+    def run(self, model: StandinModel, *args: str, plugin_dir: Path | None = PLUGIN_DIR, check: bool = True) -> ClaudeRun:
         """``claude -p ARGS --output-format json [--plugin-dir DIR]`` in the project directory."""
         assert CLAUDE is not None
         argv = ["-p", *args, "--output-format", "json"]
@@ -267,19 +284,19 @@ def kebab(event: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "-", event).lower()
 
 
-def registered_hooks(plugin_dir: Path = CHECKOUT) -> dict[str, list[dict[str, Any]]]:
+def registered_hooks(plugin_dir: Path = PLUGIN_DIR) -> dict[str, list[dict[str, Any]]]:
     """The plugin's hooks.json ``hooks`` mapping (event -> matcher groups)."""
     data = json.loads((plugin_dir / "hooks" / "hooks.json").read_text())
     return data["hooks"]
 
 
-def plugin_name(plugin_dir: Path = CHECKOUT) -> str:
+def plugin_name(plugin_dir: Path = PLUGIN_DIR) -> str:
     return str(json.loads((plugin_dir / ".claude-plugin" / "plugin.json").read_text())["name"])
 
 
-def write_noop_plugin(target: Path, *, like: Path = CHECKOUT) -> Path:
+def write_noop_plugin(target: Path, *, like: Path = PLUGIN_DIR, python: str = sys.executable) -> Path:
     """A plugin with the same hook wiring (events, matchers, timeouts) whose every hook is
-    ``<this interpreter> -c pass``: the floor a Python hook plugin costs."""
+    ``<python> -c pass`` (default: this interpreter): the floor a Python hook plugin costs."""
     (target / ".claude-plugin").mkdir(parents=True)
     (target / "hooks").mkdir()
     manifest = {"name": "rolling-graph-noop", "version": "0.0.0", "description": "No-op hooks for timing"}
@@ -289,6 +306,6 @@ def write_noop_plugin(target: Path, *, like: Path = CHECKOUT) -> Path:
         for group in matchers:
             for hook in group["hooks"]:
                 hook.pop("args", None)
-                hook["command"] = f"{sys.executable} -c pass"
+                hook["command"] = f"{python} -c pass"
     (target / "hooks" / "hooks.json").write_text(json.dumps({"hooks": groups}, indent=2))
     return target

@@ -16,7 +16,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 #: Top-level directories of the repository a reference may start with.
-TOP = ("rolling_graph/", "bench/", "tests/", "fixtures/", "docs/", "hooks/", "commands/", ".claude-plugin/")
+TOP = ("rolling_graph/", "bench/", "tests/", "fixtures/", "docs/", "plugin/", ".claude-plugin/")
 #: The package's directories (its packages, ``prompts/``, ``data/``): a path inside the package.
 INSIDE = frozenset(p.name for p in (ROOT / "rolling_graph").iterdir() if p.is_dir() and p.name != "__pycache__")
 
@@ -52,3 +52,17 @@ def test_every_file_the_readme_and_the_docs_name_exists() -> None:
     missing = [f"{doc.name}: {path}" for doc in DOCS for path in references(doc.read_text(encoding="utf-8")) if not resolves(path)]
     assert missing == []
     assert sum(len(references(doc.read_text(encoding="utf-8"))) for doc in DOCS) > 50  # the check has something to check (79 references)
+
+
+#: A plugin's commands are always namespaced: a bare ``/graph`` is an unknown command in Claude Code.
+BARE_GRAPH_COMMAND = re.compile(r"(?<![\w:./-])/graph\b(?![\w./-])")
+
+
+def test_the_docs_name_the_slash_command_by_its_namespaced_name() -> None:
+    texts = {path.relative_to(ROOT).as_posix(): path.read_text(encoding="utf-8")
+             for path in [*DOCS, *sorted((ROOT / "plugin" / "commands").glob("*.md"))]}
+    bare = [f"{name}: {line.strip()}" for name, text in texts.items() for line in text.splitlines()
+            if BARE_GRAPH_COMMAND.search(line)]
+    assert bare == []
+    assert BARE_GRAPH_COMMAND.search("run `/graph show`") and not BARE_GRAPH_COMMAND.search("`/rolling-graph:graph show`")
+    assert "/rolling-graph:graph show" in texts["README.md"]

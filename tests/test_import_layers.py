@@ -390,7 +390,7 @@ def test_only_the_hooks_modules_hide_their_annotations_from_run_time() -> None:
 
 def test_rgraph_starts_without_the_database_driver_or_a_model_sdk() -> None:
     """Commands that need the database import it inside the command: ``rgraph show`` (and
-    the ``/graph`` slash command) start in a fraction of the time."""
+    the ``/rolling-graph:graph`` slash command) start in a fraction of the time."""
     loaded = set(_loaded("import rolling_graph.cli.main", dict(os.environ)))
     assert [m for m in ("psycopg", "pgvector", "pgserver", "anthropic", "ollama", "httpx") if m in loaded] == []
 

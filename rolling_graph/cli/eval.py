@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich import box
 from rich.console import Console
 from rich.table import Table
 
@@ -29,12 +28,8 @@ SHORT = {"none": "none", "recent": "recent", "frequent": "frequent", "full_dump"
 #: The directory holding the ``rolling_graph`` package: a checkout's root when installed from
 #: one in editable mode, ``site-packages`` when installed (which carries no fixtures).
 SOURCE_ROOT = Path(__file__).resolve().parents[2]
-NO_FIXTURES = (
-    "no gold-labelled fixtures here: `rgraph eval` scores against the fixtures of a Rolling Graph "
-    "checkout (run it from the checkout, or pass --fixtures-dir DIR with the transcripts and *.gold.json; "
-    "fixtures/make_transcripts.py writes them), or measures your own recorded sessions with "
-    "--transcripts FILE.jsonl..."
-)
+#: Outside a checkout (an installed package carries no fixtures): one clause, and the command to run.
+NO_FIXTURES = "no fixtures to score here: measure your own sessions with `rgraph eval --transcripts ~/.claude/projects/<project>/`"
 
 
 def default_fixtures() -> Path | None:
@@ -53,21 +48,24 @@ def _pct(value: float | None) -> str:
 
 
 def render_report(report: dict[str, Any], console: Console) -> None:
-    table = Table(title="Rolling Graph vs baselines (same token budget)", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    for col, justify in (("fixture @ budget", "left"), ("method", "left"), ("gate P", "right"), ("gate R", "right"),
-                         ("probe/ev", "right"), ("final", "right"), ("restored", "right"), ("stale", "right"), ("tokens", "right")):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    # Each fixture and budget heads its group on a line of its own, so no label is cut to fit
+    # 80 columns (no box lines between the columns: they took the room).
+    table = Table(title="Rolling Graph vs baselines (same token budget)", title_justify="left", box=None, pad_edge=False,
+                  header_style="bold underline")
+    for col, justify in (("method", "left"), ("gate P", "right"), ("gate R", "right"), ("probe/ev", "right"),
+                         ("final", "right"), ("restored", "right"), ("stale", "right"), ("tokens", "right")):
+        table.add_column(col, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for row in report["rows"]:
         p = row["project"]
-        table.add_row(f"{row['name']} @ {row['budget']}", "[bold]graph[/bold]", _pct(p["gate"]["precision"]), _pct(p["gate"]["recall"]),
-                      f"{p['probe_rate']:.2f}", _pct(p["final_recall"]), _pct(p["survival_recall"]), _pct(p["stale_rate"]), str(p["cumulative_tokens"]))
+        table.add_row(f"[bold]{row['name']} @ {row['budget']}[/bold]")
+        table.add_row("  graph", _pct(p["gate"]["precision"]), _pct(p["gate"]["recall"]), f"{p['probe_rate']:.2f}",
+                      _pct(p["final_recall"]), _pct(p["survival_recall"]), _pct(p["stale_rate"]), str(p["cumulative_tokens"]))
         for kind in BASELINES:
             b = row["baselines"][kind]
             beaten = row["beats_on_survival"].get(kind)
             mark = "" if beaten is None else (" [green]✓[/green]" if beaten else " [red]✗[/red]")
-            table.add_row("", SHORT[kind], "", "", "", _pct(b["final_recall"]), _pct(b["survival_recall"]) + mark, _pct(b["stale_rate"]),
-                          str(b["cumulative_tokens"]))
-        table.add_section()
+            table.add_row(f"  {SHORT[kind]}", "", "", "", _pct(b["final_recall"]), _pct(b["survival_recall"]) + mark,
+                          _pct(b["stale_rate"]), str(b["cumulative_tokens"]))
     console.print(table)
     console.print("final: gold entities in the final graph (baselines: in their block at the end). restored: gold entities in the "
                   "SessionStart(compact|resume) injection. stale: superseded decisions shown there as current "

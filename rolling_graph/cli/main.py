@@ -25,7 +25,7 @@ from rolling_graph.cli import session_list, show, stats, view
 from rolling_graph.cli import warm as reconcile_cli
 from rolling_graph.cli.console import Group, report
 from rolling_graph.cli.help_display import tidy_help
-from rolling_graph.core.config import load_settings
+from rolling_graph.core.config import Settings, load_settings
 from rolling_graph.core.errors import RollingGraphError
 from rolling_graph.probe.select import probe_doctor
 from rolling_graph.store import adopt
@@ -121,6 +121,16 @@ def _state_dir_check(home: str) -> tuple[str, bool, str]:
     return ("one state directory", True, detail)
 
 
+def settings_summary(settings: Settings) -> str:
+    """What the settings are, in words (never the object's repr)."""
+    config = settings.home / "config.toml"
+    source = f"{config}" if config.is_file() else f"defaults (no {config})"
+    database = "a DSN you set" if settings.dsn else f"embedded PostgreSQL under {settings.home / 'pg'}"
+    warm = f"warm graph on ({database})" if settings.warm else "warm graph off"
+    return (f"{source}; {warm}; probe {settings.probe.backend}, {settings.probe.mode}; "
+            f"budget {settings.render.budget_tokens} tokens")
+
+
 #: Doctor rows that say whether an optional probe backend is available: "no" there is not a fault.
 OPTIONAL_CHECKS = frozenset({"anthropic", "ollama", "claude"})
 
@@ -133,7 +143,7 @@ def doctor(
     """Check the installation: settings, state directory, hooks, probe backend, database."""
     console = Console()
     settings = load_settings()
-    rows: list[tuple[str, bool, str]] = [("settings", True, repr(settings))]
+    rows: list[tuple[str, bool, str]] = [("settings", True, settings_summary(settings))]
     try:
         settings.home.mkdir(parents=True, exist_ok=True)
         probe_file = settings.home / ".doctor"

@@ -189,7 +189,7 @@ def provenance(journal: list[JournalEntry], node_id: str) -> list[dict[str, Any]
 #: Characters of a tool output's line shown as a label (the injected block's bound).
 OUTPUT_LABEL_CHARS = 120
 #: Node kinds whose label is a line of a tool's output: untrusted text that may read like an
-#: instruction (``/graph show`` lands in the conversation), so it is fenced and cut.
+#: instruction (``/rolling-graph:graph show`` lands in the conversation), so it is fenced and cut.
 OUTPUT_KINDS = frozenset({"error"})
 
 
@@ -198,7 +198,7 @@ def node_label(node: Mapping[str, Any], nid: str) -> str:
 
 
 def shown_label(node: Mapping[str, Any], nid: str) -> str:
-    """A label for the terminal and ``/graph`` views: a tool output's line fenced in
+    """A label for the terminal and ``/rolling-graph:graph`` views: a tool output's line fenced in
     backticks and cut, as the injected block bounds it; any other label as it is."""
     if node.get("kind") in OUTPUT_KINDS and node.get("label"):
         return "`" + clean(node.get("label"), OUTPUT_LABEL_CHARS).replace("`", "'") + "`"

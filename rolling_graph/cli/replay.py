@@ -20,7 +20,7 @@ from rich.table import Table
 
 from rolling_graph.cli.console import fail
 from rolling_graph.replay.run import EventRecord, ReplayOptions, replay
-from rolling_graph.replay.transcript import parse_transcripts
+from rolling_graph.replay.transcript import is_transcript, parse_transcripts
 
 #: Show a progress bar from this many events on.
 PROGRESS_FROM = 50
@@ -161,6 +161,10 @@ def register(app: typer.Typer) -> None:
         missing = [str(p) for p in transcripts if not p.is_file()]
         if missing:
             raise fail(f"not a file: {', '.join(missing)}")
+        strangers = [str(p) for p in transcripts if not is_transcript(p)]
+        if strangers:
+            raise fail(f"not a Claude Code transcript: {', '.join(strangers)} (a transcript is a .jsonl file under "
+                       "~/.claude/projects/<project>/, one JSON object a line)")
         if clock not in ("transcript", "fixed"):
             raise fail(f"--clock must be 'transcript' or 'fixed', not {clock!r}")
         options = ReplayOptions(

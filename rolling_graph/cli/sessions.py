@@ -85,11 +85,18 @@ def _is_unset(session: str | None) -> bool:
     return not session or not session.strip() or session.strip() in {"${CLAUDE_SESSION_ID}", "$CLAUDE_SESSION_ID"}
 
 
+def check_project_dir(project: str) -> None:
+    """``--project PATH`` names a directory that exists: never fall back to another project."""
+    if not os.path.isdir(project):
+        raise InspectError(f"no directory {project}: --project takes a project's directory (leave it out for this one)")
+
+
 def resolve_session(
     settings: Settings,
     session: str | None,
     *,
     cwd: str | None = None,
+    project: str | None = None,
     fallback_when_missing: bool = False,
 ) -> ResolvedSession:
     """Which session the user means (see the module docstring).
@@ -99,6 +106,9 @@ def resolve_session(
     """
     sessions = store(settings)
     note = None
+    if project is not None:  # named on purpose (--project): it exists, and only its sessions answer
+        check_project_dir(project)
+        cwd = project
     if not _is_unset(session):
         sid = validate_sid(str(session).strip())
         if sessions.exists(sid):
@@ -125,4 +135,8 @@ def resolve_session(
         latest = latest or sid
         if graph.get("project") == root:
             return ResolvedSession(sid, "project", note)
+    if project is not None:  # another project's session is no answer to --project
+        raise InspectError(
+            f"no session of the project {root} under {settings.sessions_dir}; `rgraph sessions` lists every session with its project"
+        )
     return ResolvedSession(latest or sids[0], "latest", note)

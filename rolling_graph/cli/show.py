@@ -1,4 +1,4 @@
-"""``rgraph show``, ``rgraph why``, ``rgraph expand`` and ``rgraph slash`` (the ``/graph`` command).
+"""``rgraph show``, ``rgraph why``, ``rgraph expand`` and ``rgraph slash`` (the ``/rolling-graph:graph`` command).
 
 Thin shell: resolve the session, load the document and journal (:mod:`rolling_graph.cli.sessions`),
 hand them to the pure renderers (:mod:`rolling_graph.cli.render_views`, :mod:`rolling_graph.cli.render_formats`), print.
@@ -7,6 +7,7 @@ hand them to the pure renderers (:mod:`rolling_graph.cli.render_views`, :mod:`ro
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -31,6 +32,7 @@ from rolling_graph.cli.render_views import (
 from rolling_graph.cli.sessions import (
     InspectError,
     ResolvedSession,
+    check_project_dir,
     load_document,
     load_journal,
     resolve_session,
@@ -131,13 +133,16 @@ def do_show(
     out = out or console()
     doc: GraphDoc
     if warm:
+        if project is not None:
+            check_project_dir(project)
         doc, title = warm_document(settings, project)
     else:
-        res = resolve_session(settings, session, cwd=project, fallback_when_missing=fallback_when_missing)
+        res = resolve_session(settings, session, project=project, fallback_when_missing=fallback_when_missing)
         doc, title = load_document(settings, res.session_id), _capitalized(_origin(res))
-        if fmt is Format.text:
-            for note in damage_notes(doc):  # what a repair of damaged session files could not restore
-                out.print(f"rgraph: {note}", style="yellow", markup=False)
+        # What a repair of damaged session files could not restore: a warning, so on stderr (it
+        # never lands in `rgraph show > file` or in a --format json document).
+        for note in damage_notes(doc):
+            sys.stderr.write(f"rgraph: {note}\n")
     sel = select(doc, target)
     if sel is None:
         raise unknown_node(doc, str(target))
@@ -192,7 +197,7 @@ def do_expand(
     out: Console | None = None,
     fallback_when_missing: bool = False,
 ) -> None:
-    """Print a node's branch. With ``activate`` (the /graph command: the conversation asked
+    """Print a node's branch. With ``activate`` (the /rolling-graph:graph command: the conversation asked
     for it, which the spec counts as a signal) the expansion is an activation: weight up,
     journaled. Without, it only reads."""
     out = out or console()
@@ -220,8 +225,8 @@ def _run(action: Callable[[], None]) -> None:
 def slash_dispatch(
     settings: Settings, session: str | None, args: list[str], out: Console, *, activate: bool = False
 ) -> None:
-    """``/graph [show|expand|why|stats|view] ...`` as typed in Claude Code; ``activate``: an
-    ``expand`` counts as an activation (commands/graph.md passes it)."""
+    """``/rolling-graph:graph [show|expand|why|stats|view] ...`` as typed in Claude Code; ``activate``: an
+    ``expand`` counts as an activation (plugin/commands/graph.md passes it)."""
     words = [w for a in args for w in a.split()]  # Claude Code may pass "$ARGUMENTS" as one word
     if not words or words[0] not in SLASH_SUBCOMMANDS:
         words = ["show", *words]
@@ -241,7 +246,7 @@ def slash_dispatch(
         )
     elif sub in ("expand", "why"):
         if not plain:
-            raise InspectError(f"usage: /graph {sub} NODE (a node id or label from /graph show)")
+            raise InspectError(f"usage: /rolling-graph:graph {sub} NODE (a node id or label from /rolling-graph:graph show)")
         if sub == "expand":
             do_expand(settings, session, " ".join(plain), activate=activate, out=out, fallback_when_missing=True)
         else:
@@ -296,7 +301,7 @@ def register(app: typer.Typer) -> None:
         session: Annotated[str | None, typer.Option("--session", "-s", help=SESSION_HELP)] = None,
         activate: Annotated[bool, typer.Option(
             "--activate", help="Count this expansion as an activation: the node's weight goes up, journaled "
-            "(what /graph expand does; without it, expand only reads).")] = False,
+            "(what /rolling-graph:graph expand does; without it, expand only reads).")] = False,
     ) -> None:
         """Print a node's branch in full; read only unless --activate."""
         _run(lambda: do_expand(settings_or_error(), session, node, activate=activate))
@@ -308,16 +313,16 @@ def register(app: typer.Typer) -> None:
     def slash_cmd(
         args: Annotated[
             list[str] | None,
-            typer.Argument(help="What followed /graph: show|expand|why|stats|view and their arguments."),
+            typer.Argument(help="What followed /rolling-graph:graph: show|expand|why|stats|view and their arguments."),
         ] = None,
         session: Annotated[
             str | None, typer.Option("--session", help="Claude Code's session id (may be empty).")
         ] = None,
         activate: Annotated[bool, typer.Option(
-            "--activate", help="Let `expand` count as an activation (the /graph command passes it: the "
+            "--activate", help="Let `expand` count as an activation (the /rolling-graph:graph command passes it: the "
             "conversation asked for the node).")] = False,
     ) -> None:
-        """Entry point of the /graph slash command in Claude Code.
+        """Entry point of the /rolling-graph:graph slash command in Claude Code.
 
         Problems are printed on stdout with exit 0: Claude Code embeds this output in the
         prompt, and the user should read what is wrong rather than a failed command.

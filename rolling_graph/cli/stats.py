@@ -317,12 +317,37 @@ def _cost(value: float | None) -> str:
     return "unknown" if value is None else f"${value:.4f}"
 
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 prompt``, ``2 prompts``: a count with its noun in the right number."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+#: How each graduation count reads, in order (keys of ``graduation.candidates.outcome_counts``).
+GRADUATION_WORDS = (
+    ("candidates", "candidate", None), ("pending", "pending", "pending"), ("approved", "approved", "approved"),
+    ("rejected", "rejected", "rejected"), ("duplicates", "duplicate", None), ("edited", "edited later", "edited later"),
+    ("deleted", "deleted later", "deleted later"),
+)
+
+
+def graduation_text(grad: dict[str, Any]) -> str:
+    """The graduation counts as a sentence: no key names, no ``None``."""
+    parts = [count(int(grad.get(key) or 0), one, many) for key, one, many in GRADUATION_WORDS if key in grad]
+    judged, kept, share = int(grad.get("judged_30d") or 0), int(grad.get("kept_30d") or 0), grad.get("kept_share")
+    if judged and share is not None:
+        parts.append(f"kept unchanged after 30 days: {kept} of {judged} ({share:.0%})")
+    elif "judged_30d" in grad:
+        parts.append("kept unchanged after 30 days: none old enough to judge yet")
+    return " · ".join(parts) or "—"
+
+
 def render_stats(stats: dict[str, Any], title: str) -> Table:
     table = Table(title=title, show_header=False, title_justify="left", title_style="bold")
     table.add_column(style="bold")
     table.add_column()
     table.add_row(
-        "events", f"{stats['events']} ({stats.get('prompts', 0)} prompts, {stats.get('tool_events', 0)} tool results)"
+        "events",
+        f"{stats['events']} ({count(stats.get('prompts', 0), 'prompt')}, {count(stats.get('tool_events', 0), 'tool result')})",
     )
     table.add_row("gate firings", f"{stats['gate_fired']} — by trigger: {_pairs(stats['gate_by_trigger'])}")
     failed = stats.get("failed_calls_by_backend") or {}
@@ -335,7 +360,8 @@ def render_stats(stats: dict[str, Any], title: str) -> Table:
     table.add_row("rejected patches", str(stats["patches_rejected"]))
     table.add_row(
         "tokens injected",
-        f"{stats['injected_tokens']} cumulative over {stats['injections']} injections · {stats['injected_tokens_per_event']} per event",
+        f"{stats['injected_tokens']} cumulative over {count(stats['injections'], 'injection')} · "
+        f"{stats['injected_tokens_per_event']} per event",
     )
     table.add_row("nodes by domain", f"{stats['nodes']} — {_pairs(stats['nodes_by_domain'])}")
     table.add_row("edges by domain", f"{stats['edges']} — {_pairs(stats['edges_by_domain'])}")
@@ -345,7 +371,7 @@ def render_stats(stats: dict[str, Any], title: str) -> Table:
     table.add_row("nodes the user forgot", f"{stats.get('forgotten', 0)} · put back: {stats.get('put_back', 0)}")
     if "graduation" in stats:
         grad = stats["graduation"]
-        table.add_row("graduation", _pairs(grad) if grad else "not available yet (warm graph / graduation not set up)")
+        table.add_row("graduation", graduation_text(grad) if grad else "not available yet (warm graph / graduation not set up)")
     return table
 
 
@@ -376,9 +402,9 @@ def do_stats(
         if r.get("probe_list") and not all_sessions:
             parts.append(render_probes(r["probe_list"]))
     if all_sessions:
-        parts.append(render_stats(total, f"Overall ({total['sessions']} sessions)"))
+        parts.append(render_stats(total, f"Overall ({count(total['sessions'], 'session')})"))
     elif total.get("graduation"):
-        parts.append(Text(f"graduation: {_pairs(total['graduation'])}"))
+        parts.append(Text(f"graduation: {graduation_text(total['graduation'])}"))
     out.print(Group(*parts))
 
 

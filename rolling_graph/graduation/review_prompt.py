@@ -11,6 +11,7 @@ import os
 import shlex
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +28,28 @@ if TYPE_CHECKING:
     from rolling_graph.warm.db import Connection
 
 EDITOR_HELP = "# Edit the memory above. Lines starting with '#' are ignored; an empty text skips the draft.\n"
-CHOICES = "[a]pprove / [e]dit / [r]eject / [s]kip / [q]uit"
+CHOICES = "[a]pprove / [e]dit / [r]eject / [s]kip / [q]uit / [?] help"
+#: What each answer does, printed for ``?`` (or anything that is not a choice) instead of guessing.
+CHOICE_HELP = (
+    "a  approve: the draft becomes a flat memory (exported to the import file) and an anchor\n"
+    "e  edit: open $EDITOR on the draft, then approve what you saved (an empty text skips it)\n"
+    "r  reject: the concept is not drafted again\n"
+    "s  skip (Enter): leave the draft pending for a later review\n"
+    "q  quit: stop here; what you skipped or did not see stays pending"
+)
+VALID_CHOICES = frozenset("aersq")
+
+
+def read_choice(console: Console, ask: Callable[[], str]) -> str:
+    """One of ``a e r s q``: ``?``, ``help`` or an answer that is no choice prints what each does
+    and asks again (never taken as a skip)."""
+    while True:
+        answer = ask().strip().lower()
+        if answer[:1] in VALID_CHOICES:
+            return answer[:1]
+        if answer not in ("?", "h", "help"):
+            console.print(f"{answer!r} is not a choice.", highlight=False, markup=False)
+        console.print(CHOICE_HELP, highlight=False, markup=False)
 
 
 @dataclass
@@ -152,7 +174,7 @@ def interactive(console: Console, err: Console, conn: Connection, settings: Sett
             draft = review.get_draft(conn, record.id) or draft
         tally.shown += 1
         show_draft(console, conn, settings, draft, gs, where=f"{tally.shown} of {tally.total}")
-        choice = typer.prompt(CHOICES, default="s").strip().lower()[:1]
+        choice = read_choice(console, lambda: str(typer.prompt(CHOICES, default="s")))
         if choice == "q":
             tally.shown -= 1
             break

@@ -143,6 +143,12 @@ def iter_json_lines(path: Path, stats: ParseStats | None = None) -> Iterator[tup
             yield line_no, obj
 
 
+def is_transcript(path: Path) -> bool:
+    """Whether ``path`` holds at least one line of a Claude Code transcript (a JSON object of a
+    known ``type``): a README or a JSON document is not one, however many lines it has."""
+    return any(obj.get("type") in KNOWN_TYPES for _, obj in iter_json_lines(path))
+
+
 def prompt_text(content: Any) -> str | None:
     """The prompt a user line carries, or ``None`` when it is not a typed prompt."""
     if isinstance(content, str):

@@ -133,7 +133,7 @@ def test_a_wrong_shaped_state_file_is_rebuilt_and_the_session_goes_on(damage: ob
     ids = [i for e in read_journal(store.journal_path("state")) for i in e.get("event_ids") or []]
     assert len(ids) == len(set(ids))
     assert any("state file wrong-shaped" in n for n in doc["gate"]["damage"])
-    assert "state file wrong-shaped" in rgraph("show", "--session", "state").stdout
+    assert "state file wrong-shaped" in rgraph("show", "--session", "state").stderr  # a warning: never in the shown graph
     assert "state file wrong-shaped" in (isolated_home / "logs" / "sidecar.log").read_text()
 
 
@@ -152,7 +152,7 @@ def test_a_graph_file_with_a_weight_that_is_a_string_is_rebuilt_from_the_journal
     assert run_hook("user-prompt-submit", prompt_payload("weights", "Let's use Pulsar for the queue.")).returncode == 0
     assert "use-pulsar-for-the-queue" in store.load("weights")["nodes"]
     shown = rgraph("show", "--session", "weights")
-    assert shown.returncode == 0 and "graph file wrong-shaped (node use-kafka-for-events: weight is str)" in shown.stdout
+    assert shown.returncode == 0 and "graph file wrong-shaped (node use-kafka-for-events: weight is str)" in shown.stderr
 
 
 # --- a damaged journal -------------------------------------------------------------------------
@@ -172,7 +172,7 @@ def test_a_garbage_line_in_the_journal_with_the_graph_deleted_keeps_the_valid_en
     shown = rgraph("show", "--session", "torn")
     assert shown.returncode == 0, shown.stderr
     assert "Traceback" not in shown.stdout + shown.stderr
-    assert "journal entries lost" in shown.stdout and "seq 2" in shown.stdout
+    assert "journal entries lost" in shown.stderr and "seq 2" in shown.stderr
     nodes = store.load("torn")["nodes"]
     assert {"deploy-on-render", "use-sentry-for-error-tracking"} <= set(nodes) and "use-kafka-for-events" not in nodes
     assert "journal entries lost" in (isolated_home / "logs" / "sidecar.log").read_text()

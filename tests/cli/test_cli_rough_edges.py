@@ -206,10 +206,9 @@ def test_eval_outside_a_checkout_says_what_to_pass(home: Path, tmp_path: Path, m
     assert cli_eval.default_fixtures() is None
     result = CliRunner().invoke(_app(), ["eval"])
     assert result.exit_code == 1
-    message = " ".join(result.output.split())
-    assert "no gold-labelled fixtures here" in message
-    assert "--fixtures-dir" in message and "--transcripts" in message
-    assert str(installed) not in message
+    [line] = result.stderr.splitlines()  # one clause and the command that works without a checkout
+    assert line == "rgraph: no fixtures to score here: measure your own sessions with `rgraph eval --transcripts ~/.claude/projects/<project>/`"
+    assert str(installed) not in line
 
 
 def test_eval_finds_the_checkouts_fixtures_from_any_directory_in_an_editable_install(
@@ -262,3 +261,123 @@ def test_a_read_only_state_directory_and_an_unreachable_ollama_say_what_to_do(ca
     assert read_only.startswith("rgraph: cannot write /home/ada/.claude/rolling-graph/sessions/s.state.json: Read-only file system")
     assert "ROLLING_GRAPH_HOME" in read_only and "internal error" not in read_only
     assert "Failed to connect to Ollama" in ollama and "ollama serve" in ollama and "internal error" not in ollama
+
+
+# --- issue 37: the rough edges a new user met ---------------------------------------------------
+
+
+def rgraph_split(*args: str, columns: int = 200, stdin: str | None = None) -> tuple[int, str, str]:
+    """``rgraph ARGS`` with stdout and stderr apart (what `rgraph … > file` keeps, and what it does not)."""
+    result = CliRunner().invoke(_app(), list(args), env={"COLUMNS": str(columns)}, input=stdin)
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_show_of_a_project_directory_that_does_not_exist_fails_in_one_line(home: Path) -> None:
+    storage_session(settings_for(home))  # another project's session, which must not be shown instead
+    code, out, err = rgraph_split("show", "--project", "/nonexistent")
+    assert code == 1 and out == ""
+    assert err.splitlines() == ["rgraph: no directory /nonexistent: --project takes a project's directory (leave it out for this one)"]
+    code, out, err = rgraph_split("show", "--warm", "--project", "/nonexistent")
+    assert code == 1 and "no directory /nonexistent" in err
+
+
+def test_show_of_a_project_without_sessions_says_so_instead_of_showing_another(home: Path, tmp_path: Path) -> None:
+    storage_session(settings_for(home))
+    project = tmp_path / "quiet-project"
+    (project / ".git").mkdir(parents=True)
+    code, out, err = rgraph_split("show", "--project", str(project))
+    assert code == 1 and "Use PostgreSQL" not in out
+    [line] = err.splitlines()
+    assert f"no session of the project {project}" in line and "`rgraph sessions`" in line
+
+
+def test_replay_of_a_file_that_is_no_transcript_fails_with_what_a_transcript_is(home: Path) -> None:
+    code, out, err = rgraph_split("replay", str(ROOT / "README.md"))
+    assert code == 1 and "bad_json" not in out
+    [line] = err.splitlines()
+    assert line.startswith(f"rgraph: not a Claude Code transcript: {ROOT / 'README.md'}") and ".jsonl" in line
+
+
+def test_damage_warnings_go_to_stderr_and_never_into_the_shown_graph(home: Path) -> None:
+    settings = settings_for(home)
+    sid = storage_session(settings)
+    graph = SidecarStore(settings).graph_path(sid)
+    document = json.loads(graph.read_text())
+    graph.write_text(json.dumps({**document, "edges": "torn"}))  # wrong-shaped: rebuilt from the journal, with a note
+    code, out, err = rgraph_split("show", "--session", sid)
+    assert code == 0 and "Use PostgreSQL" in out
+    assert "rgraph: " in err and "rgraph: " not in out, (out, err)
+    code, out, err = rgraph_split("show", "--session", sid, "--format", "json")
+    assert json.loads(out)["nodes"], "the JSON document stays parseable"
+
+
+def test_a_question_mark_at_the_review_prompt_shows_what_each_answer_does() -> None:
+    from rich.console import Console
+
+    from rolling_graph.graduation.review_prompt import read_choice
+
+    answers = iter(["?", "maybe", "approve"])
+    console = Console(record=True, width=200)
+    assert read_choice(console, lambda: next(answers)) == "a"
+    said = console.export_text()
+    assert said.count("s  skip (Enter)") == 2 and "'maybe' is not a choice." in said
+    assert read_choice(console, lambda: "s") == "s"
+
+
+def test_doctor_says_the_settings_in_words_not_as_a_python_repr(isolated_home: Path) -> None:
+    env = dict(os.environ, ROLLING_GRAPH_DSN="postgresql://127.0.0.1:1/none", ROLLING_GRAPH_WARM="on", COLUMNS="250")
+    result = CliRunner().invoke(_app(), ["doctor", "--no-network"], env=env)
+    [settings] = [line for line in result.output.splitlines() if line.startswith("│ settings")]
+    assert "Settings(" not in result.output and "dsn=" not in result.output
+    assert "warm graph on (a DSN you set)" in settings and "probe offline, sync" in settings
+
+
+def test_stats_counts_in_words_and_never_prints_none(home: Path) -> None:
+    from rolling_graph.cli.stats import graduation_text
+
+    settings = settings_for(home)
+    small_session(settings, "sess-one", "/src/app", ["One"])
+    with SidecarStore(settings).transaction("sess-one") as doc:
+        doc["counters"].update({"events": 2, "prompts": 1, "tool_events": 1, "injections": 1})
+    code, out, _ = rgraph_split("stats", "--session", "sess-one")
+    assert code == 0 and "2 (1 prompt, 1 tool result)" in out and "over 1 injection ·" in out
+    no_judged = {"candidates": 1, "pending": 1, "approved": 0, "rejected": 0, "duplicates": 0, "kept_30d": 0,
+                 "edited": 0, "deleted": 0, "judged_30d": 0, "kept_share": None}
+    text = graduation_text(no_judged)
+    assert "None" not in text and "kept_share" not in text and "_" not in text
+    assert text.startswith("1 candidate · 1 pending") and "none old enough to judge yet" in text
+    assert "2 of 3 (67%)" in graduation_text({**no_judged, "kept_30d": 2, "judged_30d": 3, "kept_share": 0.667})
+
+
+def test_eval_at_80_columns_keeps_every_fixture_and_method_whole(home: Path) -> None:
+    code, out, err = rgraph_split("eval", "--fixtures-dir", str(ROOT / "fixtures" / "transcripts"),
+                                  "--fixture", "four_domains", "--budget", "800", columns=80)
+    assert code == 0, err
+    assert "…" not in out
+    assert "four_domains @ 800" in out and "frequent" in out and "recent" in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+def test_the_readme_lists_every_command_of_the_cli() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Commands\n", 1)[1]
+    listing = section.split("`.", 1)[0].split("`rgraph ", 1)[1]
+    listed = {word for part in listing.split("|") for word in part.split()}
+    paths = command_paths()
+    commands = {" ".join(path) for path in paths if len(path) == 1}
+    subcommands = {path[-1] for path in paths if len(path) == 2}
+    assert commands - listed == set(), f"commands missing from the README's list: {sorted(commands - listed)}"
+    assert subcommands - listed == set(), f"subcommands missing from the README's list: {sorted(subcommands - listed)}"
+    assert listed - commands - subcommands == set(), "the README lists commands the CLI does not have"
+
+
+def test_help_names_the_slash_command_by_its_namespaced_name() -> None:
+    import re
+
+    bare = re.compile(r"(?<![\w:./-])/graph\b(?![\w./-])")
+    for path in command_paths():
+        code, out = rgraph(*path, "--help")
+        assert not bare.search(out), (path, out)
+    assert "/rolling-graph:graph" in rgraph("slash", "--help")[1]

@@ -5,13 +5,14 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[2]
-RUN = ROOT / "hooks" / "run"
+RUN = ROOT / "plugin" / "hooks" / "run"
 
 
 def _fake(path: Path, tag: str) -> Path:
@@ -50,6 +51,40 @@ def test_an_explicit_hook_wins(tmp_path: Path) -> None:
     assert _run("stop", _env(tmp_path, ROLLING_GRAPH_HOOK=str(explicit))).stdout.strip() == "explicit stop"
 
 
+def _python_hook(path: Path, *, runs_under_s: bool) -> Path:
+    """A fake rgraph-hook as pip installs it: its interpreter on the first line."""
+    marker = "# rgraph-hook: runs under python -S\n" if runs_under_s else ""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!{sys.executable}\n{marker}import sys\nprint('no_site', sys.flags.no_site, sys.argv[1])\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_a_hook_that_says_so_runs_without_the_site_module(tmp_path: Path) -> None:
+    _python_hook(tmp_path / "bin" / "rgraph-hook", runs_under_s=True)
+    env = _env(tmp_path, PATH=f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    assert _run("post-tool-use", env).stdout.strip() == "no_site 1 post-tool-use"
+
+
+def test_an_older_hook_runs_as_it_always_did(tmp_path: Path) -> None:
+    _python_hook(tmp_path / "bin" / "rgraph-hook", runs_under_s=False)
+    env = _env(tmp_path, PATH=f"{tmp_path / 'bin'}:/usr/bin:/bin")
+    assert _run("post-tool-use", env).stdout.strip() == "no_site 0 post-tool-use"
+
+
+def test_the_installed_hook_under_s_finds_its_package_or_falls_back_to_site(tmp_path: Path) -> None:
+    # This environment's rgraph-hook: the package beside it (a regular install) or through an
+    # editable install's finder, which only the site module sets up.
+    hook = Path(sys.executable).with_name("rgraph-hook")
+    assert hook.read_text().splitlines()[1] == "# rgraph-hook: runs under python -S"
+    env = _env(tmp_path, PATH=f"{hook.parent}:/usr/bin:/bin", ROLLING_GRAPH_HOME=str(tmp_path / "state"))
+    prompt = '{"session_id": "s-1", "cwd": "/tmp", "hook_event_name": "UserPromptSubmit", "prompt": "We decided to use PostgreSQL."}'
+    done = subprocess.run([str(RUN), "user-prompt-submit"], input=prompt, capture_output=True, text=True, env=env, timeout=60)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert not (tmp_path / "state" / "logs" / "hook.log").exists(), (tmp_path / "state" / "logs" / "hook.log").read_text()
+    assert (tmp_path / "state" / "sessions" / "s-1.state.json").exists()
+
+
 def test_nothing_installed_fails_open_and_starts_the_bootstrap_once(tmp_path: Path) -> None:
     plugin = tmp_path / "plugin"
     (plugin / "hooks").mkdir(parents=True)
@@ -74,7 +109,7 @@ def test_nothing_installed_fails_open_and_starts_the_bootstrap_once(tmp_path: Pa
 def test_the_bootstrap_script_refuses_to_run_twice_at_once(tmp_path: Path) -> None:
     data = tmp_path / "data"
     (data / ".bootstrap.lock").mkdir(parents=True)
-    proc = subprocess.run([str(ROOT / "hooks" / "bootstrap")], capture_output=True, text=True, env=_env(tmp_path), timeout=30)
+    proc = subprocess.run([str(ROOT / "plugin" / "hooks" / "bootstrap")], capture_output=True, text=True, env=_env(tmp_path), timeout=30)
     assert proc.returncode == 0 and "already running" in proc.stdout
 
 

@@ -353,7 +353,7 @@ def test_pulled_node_counts_as_useful_only_once_touched_after_the_pull() -> None
 def test_a_session_with_nothing_in_its_graph_is_not_the_default_one(tmp_path: Path) -> None:
     """`claude -p "/rolling-graph:graph show"` starts a session of its own whose graph stays
     empty (a slash command is no request): it must not become the session `rgraph show` and
-    `/graph` open by default while one with a memory exists."""
+    `/rolling-graph:graph` open by default while one with a memory exists."""
     import time
 
     from rolling_graph import hook
@@ -375,7 +375,7 @@ def test_a_session_with_nothing_in_its_graph_is_not_the_default_one(tmp_path: Pa
 
 
 def test_a_label_from_a_failing_tools_output_is_fenced_and_cut_in_graph_show(home: Path, storage: str) -> None:
-    """Issue 36, case 11: an error node's label is a line of a tool's output; ``/graph show``
+    """Issue 36, case 11: an error node's label is a line of a tool's output; ``/rolling-graph:graph show``
     lands in the conversation, so it is printed fenced and cut, as the injected block does."""
     from inspect_builders import add_node_op, commit
 

@@ -29,6 +29,7 @@ import pytest
 from claude_harness import (
     CHECKOUT,
     CLAUDE,
+    PLUGIN_DIR,
     ClaudeRun,
     Sandbox,
     hook_contexts,
@@ -154,26 +155,70 @@ def scenario(tmp_path_factory: pytest.TempPathFactory, warm_dsn: str) -> Iterato
     sandbox.stop_embedded_database()
 
 
-def validate(target: Path) -> dict[str, Any]:
-    assert CLAUDE is not None
-    done = subprocess.run(
-        [CLAUDE, "plugin", "validate", "--json", str(target)], capture_output=True, text=True, timeout=60
-    )
-    report = json.loads(done.stdout)
-    # "contents" lists only the files the validator had something to say about.
-    errors = report["manifest"]["errors"] + [e for part in report.get("contents", []) for e in part["errors"]]
-    assert done.returncode == 0 and report["success"] and errors == [], f"{target}: {errors or done.stdout[-2000:]}"
-    return report
+@dataclass
+class Validation:
+    """What ``claude plugin validate`` said about one target, from either of its outputs."""
+
+    errors: list[str]
+    #: ``--json``'s report (2.1.2xx and later); ``None`` from the text of older versions.
+    report: dict[str, Any] | None
+
+
+def read_validation(returncode: int, stdout: str) -> Validation:
+    """Read ``claude plugin validate``'s answer: the ``--json`` report, or the text that versions
+    without ``--json`` print (2.1.197: ``✔ Validation passed``, or ``✘ Found N errors:`` and
+    one ``❯ path: message`` line each)."""
+    if stdout.lstrip().startswith("{"):
+        report = json.loads(stdout)
+        # "contents" lists only the files the validator had something to say about.
+        errors = [str(e) for e in report["manifest"]["errors"]]
+        errors += [str(e) for part in report.get("contents") or [] for e in part["errors"]]
+        if returncode != 0 or not report["success"]:
+            errors = errors or [f"validation failed (rc={returncode})"]
+        return Validation(errors, report)
+    errors = [line.strip()[1:].strip() for line in stdout.splitlines() if line.strip().startswith("❯")]
+    # Only the errors count: the text also lists the plugin directory's advice, below them.
+    errors = errors if "Found" in stdout.split("✘", 1)[-1][:20] else []
+    if returncode != 0 or "✔ Validation passed" not in stdout:
+        errors = errors or [f"validation failed (rc={returncode}): {stdout[-500:]}"]
+    return Validation(errors, None)
+
+
+def validate(target: Path, claude: str | None = CLAUDE) -> Validation:
+    assert claude is not None
+    done = subprocess.run([claude, "plugin", "validate", "--json", str(target)], capture_output=True, text=True, timeout=60)
+    if done.returncode != 0 and "unknown option '--json'" in done.stderr:
+        done = subprocess.run([claude, "plugin", "validate", str(target)], capture_output=True, text=True, timeout=60)
+    result = read_validation(done.returncode, done.stdout)
+    assert result.errors == [], f"{target}: {result.errors}"
+    return result
+
+
+#: What ``claude plugin validate`` 2.1.197 (no ``--json``) printed, as recorded here.
+OLD_TEXT_PASSED = "Validating plugin manifest: /p/.claude-plugin/plugin.json\n\n✔ Validation passed\n"
+OLD_TEXT_FAILED = ("Validating plugin manifest: /p/.claude-plugin/plugin.json\n\n✘ Found 1 error:\n\n"
+                   "  ❯ name: Invalid input: expected string, received number\n\n✘ Validation failed\n")
+
+
+def test_validation_reads_the_text_of_versions_without_json() -> None:
+    assert read_validation(0, OLD_TEXT_PASSED) == Validation([], None)
+    assert read_validation(1, OLD_TEXT_FAILED).errors == ["name: Invalid input: expected string, received number"]
+    assert read_validation(1, "").errors, "no output and a failure is a failure"
+    report = {"success": True, "manifest": {"errors": []}, "contents": [{"errors": ["hooks: bad"]}]}
+    assert read_validation(1, json.dumps(report)).errors == ["hooks: bad"]
 
 
 def test_plugin_and_marketplace_validate_without_errors() -> None:
-    checkout = validate(CHECKOUT)  # the marketplace, and the plugin it lists at "./"
-    validate(CHECKOUT / ".claude-plugin" / "plugin.json")
+    checkout = validate(CHECKOUT)  # the marketplace, which lists the plugin at "./plugin"
+    plugin = validate(PLUGIN_DIR)
+    validate(PLUGIN_DIR / ".claude-plugin" / "plugin.json")
     validate(CHECKOUT / ".claude-plugin" / "marketplace.json")
 
-    assert checkout["manifest"]["type"] == "marketplace"
-    assert {hook["event"] for hook in checkout["provides"]["hooks"]} == set(registered_hooks())
-    assert f"{plugin_name()}:graph" in checkout["provides"]["commands"]
+    if checkout.report is not None and plugin.report is not None:
+        assert checkout.report["manifest"]["type"] == "marketplace"
+        assert {hook["event"] for hook in plugin.report["provides"]["hooks"]} == set(registered_hooks())
+        assert f"{plugin_name()}:graph" in plugin.report["provides"]["commands"]
+        assert checkout.report["manifest"]["warnings"] == [] and plugin.report["manifest"]["warnings"] == []
 
 
 def test_every_registered_event_fires_and_exits_cleanly(scenario: Scenario) -> None:
@@ -282,7 +327,7 @@ def timed_session(root: Path, plugin_dir: Path, tools: int, dsn: str) -> float:
     with StandinModel([*calls, Turn.say("Done.")]) as model:
         run = sandbox.run(model, DECISION_PROMPT, plugin_dir=plugin_dir)
     assert run.output.get("num_turns") == tools + 1, run.describe()
-    if plugin_dir == CHECKOUT:
+    if plugin_dir == PLUGIN_DIR:
         # Let this session's detached probe/reconcile finish so it does not slow the next run.
         wait_for_snapshot(sandbox.rg_home, timeout_s=10.0)
     sandbox.stop_embedded_database()
@@ -293,7 +338,7 @@ def test_plugin_costs_at_most_thirty_percent_over_noop_python_hooks(tmp_path: Pa
     noop = write_noop_plugin(tmp_path / "noop-plugin")
     times: dict[str, list[float]] = {"noop": [], "ours": []}
     for attempt in range(TIMING_REPEATS):  # interleaved, best of each: background noise hits both sides
-        for name, plugin in (("noop", noop), ("ours", CHECKOUT)):
+        for name, plugin in (("noop", noop), ("ours", PLUGIN_DIR)):
             times[name].append(timed_session(tmp_path / f"{name}-{attempt}", plugin, tools=20, dsn=warm_dsn))
 
     noop_s, ours_s = min(times["noop"]), min(times["ours"])

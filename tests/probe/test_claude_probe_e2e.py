@@ -101,6 +101,7 @@ class ProbeSandbox:
         for event, matchers in groups.items():
             for group in matchers:
                 for hook in group["hooks"]:
+                    hook.pop("args", None)  # the shell form: the spy's path, then the event
                     hook["command"] = f'"{spy}" {kebab(event)}'
         (self.sandbox.home / ".claude").mkdir(parents=True, exist_ok=True)
         (self.sandbox.home / ".claude" / "settings.json").write_text(json.dumps({"hooks": groups}))

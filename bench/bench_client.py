@@ -1,0 +1,232 @@
+"""The plugin in the real Claude Code client: a 20-tool session against a no-op Python plugin.
+
+    python bench/bench_client.py [--rounds 5] [--tools 20] [--earlier 3]
+
+One user (a fresh ``HOME``, the package's ``rgraph-hook`` on ``PATH``, the warm graph in the
+embedded PostgreSQL under the state directory) and one project. First ``--earlier`` sessions with
+the plugin populate the memory (each reconciled into the warm graph, so every timed session
+starts from a resume snapshot, as a user's does). Then ``--rounds`` interleaved rounds, each
+one ``claude -p`` session of ``--tools`` tool calls (Read and Bash, alternating) per plugin, in
+turn order: Rolling Graph (``plugin/``), the same hook wiring whose every command is
+``<python> -c pass`` (the floor a Python hook plugin costs), and no plugin. Every session runs
+in the same home and project against the stand-in model (tests/standin_model.py), offline; a
+session's detached work (probe, reconcile) is waited for before the next session starts.
+
+Prints each session's wall time, the medians, the ratio of medians and the median of the
+per-round ratios (the issue 37 goal: Rolling Graph ≤ 1.15× the no-op plugin). Then, with
+``--breakdown N``, N more rounds of the two plugins with every hook run under a timing shim
+(the same shim for both: a shell and two ``date`` calls around the hook), and per hook event
+the invocations, the median milliseconds of one and the total of a session, Rolling Graph's
+beside the no-op's. Not part of CI (``tests/plugin/test_e2e_claude.py`` keeps a looser bound).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+from claude_harness import CLAUDE, PLUGIN_DIR, Sandbox, write_noop_plugin  # noqa: E402
+from standin_model import StandinModel, ToolCall, Turn  # noqa: E402
+
+PROMPT = "We decided to use PostgreSQL instead of SQLite for the warm store. Look through the notes and the code."
+EARLIER_PROMPTS = (
+    "Start the billing module: invoices are prorated in apply_plan_change, not in the webhook.",
+    "The retry queue uses exponential backoff; look at the worker and the notes.",
+    "Use pgvector for similarity search; check the schema file.",
+    "Fix the flaky test in test_worker.py; the clock is frozen with freezegun.",
+)
+WORKER_WAIT_S = 60.0
+
+
+def project_files(project: Path) -> list[Path]:
+    files = {
+        "notes.md": "# Notes\n\nThe warm store keeps graphs across sessions.\n",
+        "app.py": "def main() -> None:\n    print('hello')\n",
+        "billing.py": "def apply_plan_change(plan):\n    return prorate_amount(plan)\n",
+        "worker.py": "def retry(job, attempt):\n    return min(2 ** attempt, 60)\n",
+        "schema.sql": "CREATE TABLE items (id bigserial PRIMARY KEY, embedding vector(1024));\n",
+    }
+    paths = []
+    for name, text in files.items():
+        path = project / name
+        path.write_text(text)
+        paths.append(path)
+    return paths
+
+
+def session_turns(files: list[Path], tools: int, offset: int = 0) -> list[Turn]:
+    turns = []
+    for i in range(tools):
+        if i % 2:
+            call = ToolCall("Read", {"file_path": str(files[(i + offset) % len(files)])})
+        else:
+            call = ToolCall("Bash", {"command": f"echo step {i}", "description": "inspect"})
+        turns.append(Turn.tools(call))
+    return [*turns, Turn.say("Done.")]
+
+
+def workers_running(home: Path) -> bool:
+    """Whether a detached rgraph-worker (or probe) of this sandbox's user still runs."""
+    marker = f"HOME={home}".encode()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            if b"rgraph-worker" not in cmdline and b"rolling_graph" not in cmdline or b"server_watch" in cmdline:
+                continue  # (the embedded server's idle watcher stays for minutes, by design)
+            if marker in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0"):
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def wait_for_workers(home: Path) -> float:
+    started = time.monotonic()
+    while workers_running(home) and time.monotonic() - started < WORKER_WAIT_S:
+        time.sleep(0.1)
+    return time.monotonic() - started
+
+
+def run_session(sandbox: Sandbox, plugin: Path | None, turns: list[Turn], prompt: str) -> float:
+    """One session's wall time; its detached work (probe, reconcile) is waited for after it."""
+    with StandinModel(turns) as model:
+        run = sandbox.run(model, prompt, plugin_dir=plugin)
+    assert run.output.get("num_turns") == len(turns), run.describe()
+    wait_for_workers(sandbox.home)
+    return run.elapsed_s
+
+
+SHIM = """#!/bin/sh
+label="$1" event="$2"
+shift 2
+t0=$(date +%s%N)
+"$@"
+rc=$?
+t1=$(date +%s%N)
+echo "$label $event $(( (t1 - t0) / 1000 ))" >> "{log}"
+exit $rc
+"""
+
+
+def timed_plugins(root: Path, python: Path, log: Path) -> dict[str, Path]:
+    """Copies of the two plugins' wiring whose every hook runs under the timing shim."""
+    shim = root / "timing-shim"
+    shim.write_text(SHIM.format(log=log))
+    shim.chmod(0o755)
+    plugins = {}
+    for label in ("rolling-graph", "noop"):
+        target = root / f"timed-{label}"
+        (target / ".claude-plugin").mkdir(parents=True)
+        (target / "hooks").mkdir()
+        manifest = {"name": f"timed-{label}", "version": "0.0.0", "description": "timing"}
+        (target / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest))
+        groups = json.loads((PLUGIN_DIR / "hooks" / "hooks.json").read_text())["hooks"]
+        for matchers in groups.values():
+            for group in matchers:
+                for hook in group["hooks"]:
+                    [event] = hook["args"]
+                    real = [str(PLUGIN_DIR / "hooks" / "run"), event] if label == "rolling-graph" else [str(python), "-c", "pass"]
+                    hook["command"] = str(shim)
+                    hook["args"] = [label, event, *real]
+        (target / "hooks" / "hooks.json").write_text(json.dumps({"hooks": groups}))
+        plugins[label] = target
+    return plugins
+
+
+def print_breakdown(log: Path, sessions: int) -> None:
+    times: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for line in log.read_text().splitlines():
+        label, event, micros = line.split()
+        times[(label, event)].append(int(micros) / 1000)
+    events = sorted({event for _, event in times})
+    print(f"\nper hook event, under the timing shim ({sessions} sessions each; ms):")
+    print(f"  {'event':22} {'n/session':>9} {'ours one':>9} {'noop one':>9} {'ours total':>11} {'noop total':>11}")
+    total = {"rolling-graph": 0.0, "noop": 0.0}
+    for event in events:
+        ours, noop = times[("rolling-graph", event)], times[("noop", event)]
+        for label, values in (("rolling-graph", ours), ("noop", noop)):
+            total[label] += sum(values) / sessions
+        print(f"  {event:22} {len(ours) / sessions:9.1f} {statistics.median(ours) if ours else 0:9.1f} "
+              f"{statistics.median(noop) if noop else 0:9.1f} {sum(ours) / sessions:11.0f} {sum(noop) / sessions:11.0f}")
+    print(f"  {'all hooks':22} {'':9} {'':9} {'':9} {total['rolling-graph']:11.0f} {total['noop']:11.0f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--tools", type=int, default=20)
+    parser.add_argument("--earlier", type=int, default=3, help="sessions that populate the memory first")
+    parser.add_argument("--venv", type=Path, help="a regular (not editable) install to run: its rgraph-hook, and its "
+                        "python for the no-op plugin (default: this interpreter's environment)")
+    parser.add_argument("--breakdown", type=int, default=0, metavar="N", help="N more rounds timing every hook")
+    parser.add_argument("--json", type=Path, help="also write every measurement here")
+    args = parser.parse_args()
+    if CLAUDE is None:
+        raise SystemExit("bench_client: the Claude Code CLI `claude` is not on PATH")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the embedded server on the way out
+
+    with tempfile.TemporaryDirectory(prefix="rgraph-bench-client-") as tmp:
+        root = Path(tmp)
+        venv_bin = (args.venv / "bin") if args.venv else Path(sys.executable).parent
+        extra = {"PATH": f"{venv_bin}:{os.environ.get('PATH', '/usr/bin:/bin')}"} if args.venv else {}
+        sandbox = Sandbox.create(root / "user", wrap_hook=False, **extra)
+        files = project_files(sandbox.project)
+        noop = write_noop_plugin(root / "noop-plugin", python=str(venv_bin / "python3"))
+        print(f"rgraph-hook: {venv_bin / 'rgraph-hook'}; no-op hooks: {venv_bin / 'python3'} -c pass", flush=True)
+        plugins: dict[str, Path | None] = {"rolling-graph": PLUGIN_DIR, "noop": noop, "none": None}
+        try:
+            for i in range(args.earlier):
+                elapsed = run_session(sandbox, PLUGIN_DIR, session_turns(files, 8, offset=i), EARLIER_PROMPTS[i % len(EARLIER_PROMPTS)])
+                print(f"earlier session {i + 1}: {elapsed:.2f} s", flush=True)
+            snapshots = sorted(sandbox.rg_home.glob("snapshots/*.json"))
+            print(f"memory before the rounds: {len(list(sandbox.rg_home.glob('sessions/*.graph.json')))} sessions, "
+                  f"{len(snapshots)} resume snapshot(s)", flush=True)
+
+            walls: dict[str, list[float]] = defaultdict(list)
+            names = list(plugins)
+            for r in range(args.rounds):
+                order = names[r % len(names):] + names[: r % len(names)]  # rotate who goes first
+                for name in order:
+                    walls[name].append(run_session(sandbox, plugins[name], session_turns(files, args.tools, offset=r), PROMPT))
+                print(f"round {r + 1}: " + ", ".join(f"{n} {walls[n][-1]:.2f} s" for n in names), flush=True)
+            shim_log = root / "hook-times.log"
+            timed = timed_plugins(root, venv_bin / "python3", shim_log)
+            for r in range(args.breakdown):
+                for name in (("rolling-graph", "noop") if r % 2 == 0 else ("noop", "rolling-graph")):
+                    walls[f"timed {name}"].append(run_session(sandbox, timed[name], session_turns(files, args.tools, offset=r), PROMPT))
+                print(f"timed round {r + 1}: ours {walls['timed rolling-graph'][-1]:.2f} s, noop {walls['timed noop'][-1]:.2f} s",
+                      flush=True)
+            if args.breakdown:
+                print_breakdown(shim_log, args.breakdown)
+        finally:
+            sandbox.stop_embedded_database()
+
+    med = {name: statistics.median(values) for name, values in walls.items()}
+    per_round = [ours / noop for ours, noop in zip(walls["rolling-graph"], walls["noop"], strict=True)]
+    print(f"\n{args.tools}-tool session, {args.rounds} interleaved rounds, medians:")
+    for name in names:
+        print(f"  {name:14} {med[name]:.2f} s   ({', '.join(f'{v:.2f}' for v in walls[name])})")
+    print(f"  rolling-graph / noop: {med['rolling-graph'] / med['noop']:.3f} (ratio of medians), "
+          f"{statistics.median(per_round):.3f} (median of per-round ratios: {', '.join(f'{x:.2f}' for x in per_round)})")
+    print(f"  rolling-graph / none: {med['rolling-graph'] / med['none']:.3f};  noop / none: {med['noop'] / med['none']:.3f}")
+    if args.json:
+        report: dict[str, Any] = {"walls": walls, "tools": args.tools, "rounds": args.rounds}
+        args.json.write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,42 @@
+"""core/detach.py: detached work starts at a low priority from its first instruction."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rolling_graph.core.detach import NICENESS
+
+
+def _niceness_of_a_deferred_start(tmp_path: Path, start_at: int) -> tuple[str, str]:
+    """In a process of its own (lowering this one's priority would slow the test run): queue a
+    command that reports its niceness, run the queue as the hook does at its end."""
+    report = tmp_path / "niceness"
+    script = (
+        "import os, sys\n"
+        f"os.nice({start_at})\n"
+        "from rolling_graph.core import detach\n"
+        "detach.defer = True\n"
+        f"child = {f'import os; open({str(report)!r}, chr(119)).write(str(os.nice(0)))'!r}\n"
+        f"detach.spawn_later([sys.executable, '-c'], [child], {str(tmp_path / 'log')!r}, dict(os.environ))\n"
+        "print(os.nice(0))\n"
+        "detach.run_deferred()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    deadline = time.monotonic() + 30
+    while not report.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return done.stdout.strip(), report.read_text()
+
+
+def test_deferred_work_inherits_the_low_priority_from_its_start(tmp_path: Path) -> None:
+    before, child = _niceness_of_a_deferred_start(tmp_path, 0)
+    assert (before, child) == ("0", str(NICENESS)), "queued while the hook runs at full priority, started at NICENESS"
+
+
+def test_an_already_lower_priority_is_never_raised_nor_lowered_further(tmp_path: Path) -> None:
+    _, child = _niceness_of_a_deferred_start(tmp_path, NICENESS + 2)
+    assert child == str(NICENESS + 2)
