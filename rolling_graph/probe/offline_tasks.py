@@ -3,10 +3,10 @@
 * **tasks** — TodoWrite items, TaskCreate/TaskUpdate (by their id) and tracker issues
   (``bd``, through :mod:`.offline_commands`): ``task`` nodes with ``status``; the task in
   progress is the topic later edits hang from; a new task ``depends_on`` from the request
-* **answers** to Claude's questions (AskUserQuestion): ``request`` nodes in the user's
-  words, ``informs`` the task at hand
-* **plans** (ExitPlanMode, approved): a ``decision`` by the assistant that ``decides`` the
-  code names it plans to touch
+* **answers** to Claude's questions (AskUserQuestion): ``decision`` nodes in the user's
+  words (the option chosen under the question's header), ``informs`` the task at hand
+* **plans** (ExitPlanMode, approved): a ``task`` in progress (the work at hand, not a
+  decision: its title is a heading) that ``depends_on`` the code names it plans to touch
 """
 
 from __future__ import annotations
@@ -95,9 +95,21 @@ def gist(text: str, limit: int = 110) -> str:
 
 
 def fold_answers(p: Proposal, state: dict[str, Any], data: ToolData, seq: int | None) -> None:
+    """The user's answers to Claude's question. An answer under a header ("Scope: Only annual
+    plans for now") is a choice between the options Claude offered: a ``decision`` by the user.
+    A bare answer is what the user asked for (a ``request``), unless it names nothing ("3")."""
+    from rolling_graph.probe.offline import is_request
+
     for header, question, answer in data.get("qa", []):
+        answer = answer.replace(" (Recommended)", "").strip()
         label = gist(f"{header}: {answer}" if header else answer)
-        rid = p.node(label, "project", "request", summary=f"Q: {question} — A: {answer}"[:280], nid="req-" + slugify(label)[:59])
+        summary = f"Q: {question} — A: {answer}"[:280]
+        if header and answer:
+            rid = p.node(label, "project", "decision", summary=summary, nid="ans-" + slugify(label)[:59])
+        elif is_request(answer):
+            rid = p.node(label, "project", "request", summary=summary, nid="req-" + slugify(label)[:59])
+        else:
+            continue
         p.by(rid, "user", seq)
         p.edge(rid, "informs", state.get("task") or state.get("topic"), 0.6)
 
@@ -110,12 +122,14 @@ def fold_plan(p: Proposal, state: dict[str, Any], data: ToolData, seq: int | Non
     title = lines[0].lstrip("#").strip()
     title = re.sub(r"^(?:implementation\s+)?plan\s*[:—-]\s*", "", title, flags=re.IGNORECASE) or title
     summary = next((ln for ln in lines[1:] if not ln.startswith("#")), "")
-    pid = p.node(gist(f"Plan: {title}", 100), "technical", "decision", summary=summary[:280] or None,
-                 nid="plan-" + slugify(title)[:58], confidence="observed")
+    # The approved plan is the work at hand (a task in progress), not a decision: its title
+    # is a heading ("Plan: Extraction and Documentation Plan"), no choice between alternatives.
+    pid = p.node(gist(f"Plan: {title}", 100), "technical", "task", summary=summary[:280] or None, nid="plan-" + slugify(title)[:58])
+    p.set(pid, status="in_progress")
     p.by(pid, "assistant", seq)
     for name in list(dict.fromkeys(quoted_names(plan, 8) + frequent_names(plan, 10)))[:14]:
         sid = p.node(name, "technical", "symbol")
         p.by(sid, "assistant", seq)
-        p.edge(pid, "decides", sid, 0.5)
+        p.edge(pid, "depends_on", sid, 0.5)
     if not state.get("task"):
         state["topic"] = pid
