@@ -13,8 +13,8 @@ are deterministic). What it extracts:
 * tool events (:mod:`.offline_tools`): files and what was done to them, code names,
   test and build commands with their outcome, errors open or resolved, the task list,
   answers to Claude's questions, plans, commits
-* a compaction summary: code names, not its capitalised words, nor its choices (it retells
-  them; they were read when they were made)
+* a compaction summary: code names, not its capitalised words; a choice only where it states
+  one outright ("we chose X"), not a feature it lists nor a quote (it retells them)
 * names the graph already holds are activated (weight signal 1.0), not re-added
 * every name an event's input uses touches its node (:mod:`.offline_mentions`): ``seq``
   is the last event that used it, ``mentions`` how many did
@@ -57,51 +57,7 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_OPS", "OfflineProbe"]
 
-#: Prompts that continue the work rather than ask for something.
-#: What is no request: an acknowledgement, a nudge to go on, a greeting (as typed, lower case,
-#: without trailing punctuation; a prompt of at most :data:`NOT_A_REQUEST_WORDS` words that is
-#: one of these, or opens with one of the openers and says nothing else of substance).
-_ACKS = frozenset({
-    "continue", "go on", "ok", "okay", "yes", "y", "proceed", "go ahead", "thanks", "thank you", "next", "sure",
-    "please continue", "keep going", "carry on", "resume", "done", "good", "great", "cool", "nice", "perfect", "lgtm",
-})
-_NOT_A_REQUEST_OPENERS = ("continue", "go on", "keep going", "carry on", "resume", "pick up", "hi", "hello", "hey", "thanks",
-                          "thank you", "good morning", "ok", "okay", "yes")
-_NOT_A_REQUEST_TAILS = frozenset("where we left off where you left off from where we stopped again there please claude now the work "
-                                 "with the task the session from before".split(" "))
-NOT_A_REQUEST_WORDS = 8
-
-
-#: Words of an assent that names nothing ("yes, please do", "ok, let's do this", "yes do option 1").
-_ASSENT = frozenset("""yes yeah yep ok okay sure please do it this that let's lets let us go ahead try give a the was is idea
-    so then now too fine good right exactly correct agreed sounds great perfect thanks option one first again
-    it's that's add implement""".split())
-#: How text the user pasted rather than typed opens: a hook's message, a terminal's output.
-_PASTED = ("operation stopped by hook:", "===", "--- fail", "⏺", "❯", "> ", "+ ", "unknown command", "building ")
-
-
-def is_request(text: str) -> bool:
-    """Is a prompt, as the user typed it (:func:`typed_text`), something the user asked to be
-    done? A slash command, an acknowledgement, a greeting or a "continue"-type nudge is not
-    ("continue where we left off", "hello again"): it must never become the session's request.
-    Nor is an assent that names nothing ("yes, please do", "let's try 2") — the request it
-    agrees to stays the request — nor text pasted from a terminal or a hook's message."""
-    words = " ".join(text.lower().strip(" .!?,:;").split())
-    if not words or words.startswith("/"):
-        return False
-    if words in _ACKS or words.startswith(_PASTED):
-        return False
-    bare = [w.strip(".,!?:;=+()'\"") for w in words.split()]
-    if all(not w or w in _ASSENT or w.isdigit() or not any(c.isalpha() for c in w) for w in bare):
-        return False
-    if len(words.split()) > NOT_A_REQUEST_WORDS:
-        return True
-    for opener in _NOT_A_REQUEST_OPENERS:
-        if words == opener or words.startswith(opener + " ") or words.startswith(opener + ","):
-            rest = words[len(opener):].strip(" ,.!")
-            if all(w in _NOT_A_REQUEST_TAILS for w in rest.split()):
-                return False
-    return True
+is_request = tasks.is_request  # what is a request: rolling_graph.probe.offline_tasks
 _NOT_TYPED_RE = re.compile(
     r"<system-reminder>.*?</system-reminder>|\[Request interrupted by user[^\]]*\]|</?(?:command-[\w-]+|local-command-[\w-]+|bash-[\w-]+)>",
     re.DOTALL,
@@ -242,6 +198,10 @@ _CONDITION_RE = re.compile(r"\b(?:once|when|whenever|if|after|before|until|unles
                            re.IGNORECASE)
 
 
+_STATED_CHOICE_RE = re.compile(r"\b(?:we (?:chose|picked|decided)|decided (?:to|on)|settled on|going with|let'?s go with|the plan is)\b",
+                               re.IGNORECASE)
+
+
 def _not_a_choice_made(sentence: str) -> bool:
     m = DECISION_RE.search(sentence)
     return m is not None and _CONDITION_RE.search(sentence[: m.start()]) is not None
@@ -278,8 +238,10 @@ def _statements(p: Proposal, text: str, state: dict[str, Any], who: str, seq: in
     domain = classify_domain(text)[0] or state.get("domain") or "project"
     state["domain"] = domain
     for sent in _joined(text):
-        # A compaction summary retells the conversation: its choices were read when they were made.
-        correction, decision = opens_with_correction(sent) and not echo, has_decision(sent) and not echo
+        # A compaction summary retells the conversation: only a choice it states outright counts
+        # ("we chose Terraform"), not a feature it lists ("allow switching to …") nor a quote.
+        correction = opens_with_correction(sent) and not echo
+        decision = has_decision(sent) and (not echo or _STATED_CHOICE_RE.search(sent) is not None)
         sdomain = classify_domain(sent)[0] or domain
         names = names_in(sent, caps=caps)
         if echo:

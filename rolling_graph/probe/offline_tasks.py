@@ -24,6 +24,53 @@ if TYPE_CHECKING:
     from rolling_graph.core.types import ToolData
 
 
+#: Prompts that continue the work rather than ask for something.
+#: What is no request: an acknowledgement, a nudge to go on, a greeting (as typed, lower case,
+#: without trailing punctuation; a prompt of at most :data:`NOT_A_REQUEST_WORDS` words that is
+#: one of these, or opens with one of the openers and says nothing else of substance).
+_ACKS = frozenset({
+    "continue", "go on", "ok", "okay", "yes", "y", "proceed", "go ahead", "thanks", "thank you", "next", "sure",
+    "please continue", "keep going", "carry on", "resume", "done", "good", "great", "cool", "nice", "perfect", "lgtm",
+})
+_NOT_A_REQUEST_OPENERS = ("continue", "go on", "keep going", "carry on", "resume", "pick up", "hi", "hello", "hey", "thanks",
+                          "thank you", "good morning", "ok", "okay", "yes")
+_NOT_A_REQUEST_TAILS = frozenset("where we left off where you left off from where we stopped again there please claude now the work "
+                                 "with the task the session from before".split(" "))
+NOT_A_REQUEST_WORDS = 8
+
+
+#: Words of an assent that names nothing ("yes, please do", "ok, let's do this", "yes do option 1").
+_ASSENT = frozenset("""yes yeah yep ok okay sure please do it this that let's lets let us go ahead try give a the was is idea
+    so then now too fine good right exactly correct agreed sounds great perfect thanks option one first again
+    it's that's add implement""".split())
+#: How text the user pasted rather than typed opens: a hook's message, a terminal's output.
+_PASTED = ("operation stopped by hook:", "===", "--- fail", "⏺", "❯", "> ", "+ ", "unknown command", "building ")
+
+
+def is_request(text: str) -> bool:
+    """Is a prompt, as the user typed it (:func:`typed_text`), something the user asked to be
+    done? A slash command, an acknowledgement, a greeting or a "continue"-type nudge is not
+    ("continue where we left off", "hello again"): it must never become the session's request.
+    Nor is an assent that names nothing ("yes, please do", "let's try 2") — the request it
+    agrees to stays the request — nor text pasted from a terminal or a hook's message."""
+    words = " ".join(text.lower().strip(" .!?,:;").split())
+    if not words or words.startswith("/"):
+        return False
+    if words in _ACKS or words.startswith(_PASTED):
+        return False
+    bare = [w.strip(".,!?:;=+()'\"") for w in words.split()]
+    if all(not w or w in _ASSENT or w.isdigit() or not any(c.isalpha() for c in w) for w in bare):
+        return False
+    if len(words.split()) > NOT_A_REQUEST_WORDS:
+        return True
+    for opener in _NOT_A_REQUEST_OPENERS:
+        if words == opener or words.startswith(opener + " ") or words.startswith(opener + ","):
+            rest = words[len(opener):].strip(" ,.!")
+            if all(w in _NOT_A_REQUEST_TAILS for w in rest.split()):
+                return False
+    return True
+
+
 def task_node(p: Proposal, state: dict[str, Any], seq: int | None, *, ref: str | None = None, title: str | None = None,
               status: str | None = None, key: str | None = None) -> str | None:
     """A task-list item (tracker ref, or the item's own words as ``key``) and its status."""
@@ -98,11 +145,10 @@ def fold_answers(p: Proposal, state: dict[str, Any], data: ToolData, seq: int | 
     """The user's answers to Claude's question. An answer under a header ("Scope: Only annual
     plans for now") is a choice between the options Claude offered: a ``decision`` by the user.
     A bare answer is what the user asked for (a ``request``), unless it names nothing ("3")."""
-    from rolling_graph.probe.offline import is_request
-
     for header, question, answer in data.get("qa", []):
         answer = answer.replace(" (Recommended)", "").strip()
-        label = gist(f"{header}: {answer}" if header else answer)
+        # "Only annual plans for now (Scope)": a plain statement of the choice, under its header
+        label = gist(f"{answer} ({header})" if header and answer else answer)
         summary = f"Q: {question} — A: {answer}"[:280]
         if header and answer:
             rid = p.node(label, "project", "decision", summary=summary, nid="ans-" + slugify(label)[:59])

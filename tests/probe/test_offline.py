@@ -202,3 +202,25 @@ def test_headings_plan_titles_emphasis_and_fragments_are_no_decisions_and_shouti
     assert not names & {"DO NOT", "IMPORTANT", "Rules", "Extraction"}, names
     plan = doc["nodes"]["plan-extraction-and-documentation-plan"]
     assert plan["kind"] == "task", "an approved plan is the work at hand"
+
+
+def test_an_assent_that_names_nothing_and_pasted_output_are_no_requests() -> None:
+    from rolling_graph.probe.offline_tasks import is_request
+
+    for text in ("yes, please do", "ok, let's do this", "yes do option 1", "let's try 2=", "1+2", "that was the idea, yes",
+                 "Operation stopped by hook: Another session is active", "=== Step 11: Check attribution ===\nFound x"):
+        assert not is_request(text), text
+    for text in ("Lets do the implementation too", "can you do a mixed scenario?", "integration tests are failing", "fix it"):
+        assert is_request(text), text
+    doc = new_document("s")
+    apply(doc, [ev("Can you add a retry to the importer?", id="e1")])
+    apply(doc, [ev("yes, please do", id="e2")])
+    assert [n["label"] for n in doc["nodes"].values() if n["kind"] == "request"] == ["Can you add a retry to the importer?"]
+
+
+def test_an_answer_to_claudes_question_is_the_users_choice() -> None:
+    data = {"qa": [["Directory", "Where should the e2e tests live?", "Separate e2e_test/ (Recommended)"], ["", "Which one?", "3"]]}
+    doc = apply(new_document("s"), [ev("answered", event="PostToolUse", tool="AskUserQuestion", data=data)])
+    choices = [n for n in doc["nodes"].values() if n["kind"] == "decision"]
+    assert [n["label"] for n in choices] == ["Separate e2e_test/ (Directory)"]
+    assert not any(n["kind"] == "request" for n in doc["nodes"].values()), "a bare number names nothing"

@@ -49,8 +49,8 @@ def test_the_request_is_a_node_in_the_users_words(graph: dict[str, Any]) -> None
     assert facts(requests[first])["by"] == "user"
     # The answer to Claude's question is the user's choice between the options offered, and says what it answered.
     decisions = nodes_of(graph, "decision")
-    assert facts(decisions["Scope: Only annual plans for now"])["by"] == "user"
-    assert "monthly plans" in decisions["Scope: Only annual plans for now"]["summary"]
+    assert facts(decisions["Only annual plans for now (Scope)"])["by"] == "user"
+    assert "monthly plans" in decisions["Only annual plans for now (Scope)"]["summary"]
     # A background task's notification is not something the user asked.
     assert not any("task-notification" in label or "Background" in label for label in requests)
 
