@@ -161,6 +161,7 @@ def restore_block(
         (settings.request_share, sections.add_requests),
         (settings.tasks_share, sections.add_tasks),
         (settings.decisions_share, sections.add_decisions),
+        (0.0, sections.add_approved),  # seeded memory: in what the sections before it left
         (settings.problems_share, sections.add_problems),
         (settings.working_share, sections.add_working_set),
     ):
