@@ -48,6 +48,9 @@ def not_a_decision(label: str) -> str | None:
         return "a fragment"
     if words[1] in _NOT_THE_CHOICE or words[:3] == ["keep", "in", "mind"]:
         return "an instruction"  # "Put your brief here", "Keep in mind that…": no choice between alternatives
+    if any(w in ("option", "options", "approach", "variant") and i + 1 < len(words) and words[i + 1].strip("#.,)").isdigit()
+           for i, w in enumerate(words[:4])):
+        return "an option by number"  # "Use option 4 now": says nothing without the options it picks from
     if "or" in words[1:-1] and "either" not in words:
         return "undecided"  # "Increase this limit or change the approach": no choice made yet
     if words[-1] in _DANGLING:
