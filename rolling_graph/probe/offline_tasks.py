@@ -5,8 +5,8 @@
   progress is the topic later edits hang from; a new task ``depends_on`` from the request
 * **answers** to Claude's questions (AskUserQuestion): ``decision`` nodes in the user's
   words (the option chosen under the question's header), ``informs`` the task at hand
-* **plans** (ExitPlanMode, approved): a ``task`` in progress (the work at hand, not a
-  decision: its title is a heading) that ``depends_on`` the code names it plans to touch
+* **plans** (ExitPlanMode, approved): a ``summary`` under the plan's title (a heading, not a
+  decision) that ``decides`` the code names it plans to touch
 """
 
 from __future__ import annotations
@@ -168,14 +168,13 @@ def fold_plan(p: Proposal, state: dict[str, Any], data: ToolData, seq: int | Non
     title = lines[0].lstrip("#").strip()
     title = re.sub(r"^(?:implementation\s+)?plan\s*[:—-]\s*", "", title, flags=re.IGNORECASE) or title
     summary = next((ln for ln in lines[1:] if not ln.startswith("#")), "")
-    # The approved plan is the work at hand (a task in progress), not a decision: its title
-    # is a heading ("Plan: Extraction and Documentation Plan"), no choice between alternatives.
-    pid = p.node(gist(f"Plan: {title}", 100), "technical", "task", summary=summary[:280] or None, nid="plan-" + slugify(title)[:58])
-    p.set(pid, status="in_progress")
+    # The plan is a summary of the work to come, under its title ("Plan: Extraction and
+    # Documentation Plan"): a heading, no decision (the block showed none of them either).
+    pid = p.node(gist(f"Plan: {title}", 100), "technical", "summary", summary=summary[:280] or None, nid="plan-" + slugify(title)[:58])
     p.by(pid, "assistant", seq)
     for name in list(dict.fromkeys(quoted_names(plan, 8) + frequent_names(plan, 10)))[:14]:
         sid = p.node(name, "technical", "symbol")
         p.by(sid, "assistant", seq)
-        p.edge(pid, "depends_on", sid, 0.5)
+        p.edge(pid, "decides", sid, 0.5)
     if not state.get("task"):
         state["topic"] = pid

@@ -137,6 +137,7 @@ def restore_block(
     compacted = source == "compact" and bool(summary)
     preset = "compact" if compacted else "startup" if source in ("startup", "clear") else "coding"
     g = RestoreView(doc, rank_settings or RANK_PRESETS[preset])
+    g.mixed = source not in ("startup", "clear")  # a new session's block: its tag says where every line comes from
     if not g.nodes:
         return "", []
     limit = min(int((budget_tokens or render.budget_tokens) * render.chars_per_token), render.max_chars)

@@ -123,7 +123,9 @@ def add_requests(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[s
         # earlier sessions, and 11 characters are a name at 400 tokens (the corpus chain: 59
         # -> 60 of 158 names, as many as the most frequent list). The day says which.
         when = g.earlier(current)
-        head = "Last r" + (head[1:].replace("):", f", {when}):") if "(" in head else head[1:].replace(":", f" ({when}):"))
+        if when:
+            head = head.replace("):", f", {when}):") if "(" in head else head.replace(":", f" ({when}):")
+        head = "Last r" + head[1:]
     room = min(s.request_chars, sec.room() - len(head) - 2)
     if room >= MIN_REQUEST_CHARS and sec.add(f'{head}"{esc(first_sentences(g.label(current), room), room)}"'):
         shown.append(current)

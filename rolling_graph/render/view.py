@@ -86,6 +86,9 @@ class RestoreView:
     def __init__(self, doc: GraphDoc, r: RankSettings) -> None:
         self.nodes = nodes = doc["nodes"]
         edges = doc["edges"]
+        #: Does the block mix this session's lines with earlier sessions' (after a compaction, on
+        #: resume)? A new session's block is all earlier sessions', and its tag says so.
+        self.mixed = True
         old = superseded_by(edges)
         self.hidden = old.keys() | rejected_ids(nodes, edges, old)
         self.supersedes: dict[str, list[str]] = {}
@@ -204,10 +207,12 @@ class RestoreView:
 
     def earlier(self, nid: str) -> str:
         """Where a line from another session comes from, as the block says it: ``""`` for
-        this session's own node; for one pulled from the warm graph, the day an earlier
-        session last touched it (``"Jan 5"``), else ``"earlier session"``."""
+        this session's own node, and in a new session's block (whose tag, ``source="earlier
+        sessions"``, says it of every line); for one pulled from the warm graph into a block
+        of this session's memory, the day an earlier session last touched it (``"Jan 5"``),
+        else ``"earlier session"``."""
         node = self.nodes[nid]
-        if not node.get("pulled"):
+        if not node.get("pulled") or not self.mixed:
             return ""
         return short_date(node.get("seen_at")) or "earlier session"
 

@@ -201,7 +201,7 @@ def test_headings_plan_titles_emphasis_and_fragments_are_no_decisions_and_shouti
     names = {n["label"] for n in doc["nodes"].values() if n["kind"] in ("entity", "symbol")}
     assert not names & {"DO NOT", "IMPORTANT", "Rules", "Extraction"}, names
     plan = doc["nodes"]["plan-extraction-and-documentation-plan"]
-    assert plan["kind"] == "task", "an approved plan is the work at hand"
+    assert plan["kind"] == "summary", "an approved plan summarises the work to come; its title is no decision"
 
 
 def test_an_assent_that_names_nothing_and_pasted_output_are_no_requests() -> None:

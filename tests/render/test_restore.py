@@ -532,12 +532,22 @@ def test_a_line_from_an_earlier_session_says_when_and_this_sessions_own_do_not()
     assert text.index("Request (user): \"invoices") >= 0
 
 
-def test_the_last_request_from_an_earlier_session_says_its_day() -> None:
+def test_the_last_request_from_an_earlier_session_says_its_day_and_a_new_sessions_tag_says_it_for_all() -> None:
     doc = new_document("s", project="/home/ada/shop", now=NOW)
     node(doc, "req", "invoices for annual plans are prorated twice — fix it", "request", seq=3, by="user")
+    node(doc, "d", "Use Alembic for migrations", "decision", seq=2, by="user")
     _pulled(doc, "req")
-    text, _ = restore_block(doc, R, "startup", budget_tokens=800)
+    _pulled(doc, "d")
+    node(doc, "req-now", "add a test for the importer", "request", seq=9, by="user")
+    text, _ = restore_block(doc, R, "resume", budget_tokens=800)
+    assert 'Earlier requests: "invoices for annual plans are prorated twice — fix it" (Jan 5)' in text
+    assert "- Use Alembic for migrations (Jan 5)" in lines(text)
+    del doc["nodes"]["req-now"]
+    text, _ = restore_block(doc, R, "resume", budget_tokens=800)
     assert 'Last request (user, Jan 5): "invoices for annual plans' in text
+    text, _ = restore_block(doc, R, "startup", budget_tokens=800)
+    assert text.startswith(OPEN_EARLIER) and 'Last request (user): "invoices' in text, "the tag says it: no day per line"
+    assert "- Use Alembic for migrations" in lines(text)
 
 
 def test_seeded_memory_is_shown_as_what_the_user_approved_apart_from_names_and_decisions() -> None:
