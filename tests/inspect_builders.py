@@ -114,6 +114,7 @@ def storage_session(settings: Settings, sid: str = "sess-storage", project: str 
         op = add_node_op(node)
         op["value"]["pulled"] = True
         pull_ops.append(op)
+    pull_ops[0]["value"].update({"seen_at": "2026-11-20T09:30:00Z", "seen_in": ["sess-before", "sess-long-ago"]})
     commit(store, sid, pull_ops, kind="resume", backend=None, rationale="pulled from the warm graph on resume", at=T0)
     store.activate(sid, ["pgvector-hnsw-index"], rationale="mentioned by the user", event_id="e9")
     with store.transaction(sid) as doc:

@@ -39,7 +39,7 @@ _STOP = frozenset(
     Use Using Add Fix Make Run Try Check Look Keep Change Update Remove Write Read Show Tell Give Go Going
     Done Today Tomorrow Yesterday Monday Tuesday Wednesday Thursday Friday Saturday Sunday My Our Your
     Their His Her You They He She Also Instead Scratch Revert Undo Note Important TODO FIXME NOTE Error
-    Warning Traceback File Line None True False Null""".split()
+    Warning Traceback File Line None True False Null Important Critical""".split()
 )
 
 DOMAIN_WORDS: dict[Domain, frozenset[str]] = {
@@ -73,12 +73,15 @@ DOMAIN_WORDS: dict[Domain, frozenset[str]] = {
 
 DECISION_RE = lazy(
     r"\b(let'?s go with|let us go with|let'?s use|we(?:'ll| will) (?:go with|use)|i(?:'ve| have)? decided|we(?:'ve| have)? decided|"
-    r"decided (?:to|on)|decision(?: is)?:|we (?:chose|picked)|the plan is|going with|we should use|settled on|opt(?:ing)? for|"
+    r"decided (?:to|on)|decision(?: is)?:|we (?:chose|picked)|the plan is|going with|we should (?:also )?(?:use|keep)|settled on|opt(?:ing)? for|"
+    r"let'?s (?:set|rename|store|keep|stick with|switch|move|put|drop)|i'?d (?:go with|prefer)|"
     r"switch(?:ing)? to|standardi[sz]e on|from now on|always use|never use|we(?:'re| are) using)\b"
     # A sentence that opens with an imperative choice is a decision too: "Use a Lua script…".
     r"|(?:^|(?<=[.!?;] )|(?<=\n))(?:use|store|keep|put|host|deploy)\b(?= (?:the |a |an )?[\w./-]+)",
     re.IGNORECASE,
 )
+#: Verbs that end a decision phrase and are the decision's own ("let's rename X", "we should keep X").
+_KEPT_VERBS = frozenset({"set", "rename", "store", "keep", "switch", "move", "put", "drop"})
 #: Decision openers that are the decision's own verb (kept in the label).
 _IMPERATIVES = frozenset({"use", "store", "keep", "put", "host", "deploy"})
 CORRECTION_RE = lazy(
@@ -90,21 +93,56 @@ _LEAD_CORRECTION_RE = lazy(
     r"\s*(?:actually|wait|scratch that|not that|no|nope|correction|change of plan|on second thought|i meant|hmm)\b[\s,:;.!—-]*",
     re.IGNORECASE,
 )
-_NEGATED_RE = lazy(r"\b(?:not|don'?t use|no longer|drop|instead of|rather than|replace)\s+([\w+#-]+(?:\.[\w+#-]+)*(?:\s+\d[\w.:-]*)?)", re.IGNORECASE)
+_NEGATED_RE = lazy(r"\b(?:not|don'?t use|no longer|drop|instead of|rather than|replace|avoid)\s+([\w+#-]+(?:\.[\w+#-]+)*(?:\s+\d[\w.:-]*)?)", re.IGNORECASE)
+#: "keep SQLite out", "leave Redis out of it": the name between is turned away from.
+_KEPT_OUT_RE = lazy(r"\b(?:keep|leave)\s+([\w+#-]+(?:\.[\w+#-]+)*)\s+out\b", re.IGNORECASE)
+#: A correction marker that opens the sentence (``"Actually, use Y"``, ``"No, not X"``): the
+#: offline probe's test for a correction. Mid-sentence, "actually" and "wait" are mere words
+#: ("I actually got more details"); the gate's :data:`CORRECTION_RE` stays as broad as it was.
+_OPENING_CORRECTION_RE = lazy(
+    r"^\W*(?:(?:ok|okay|hmm|oh|ah|sorry|so|well)\b[\s,.!—-]*)?(?:actually|wait|scratch that|not that|that'?s (?:wrong|not right)|no,|nope|"
+    r"i meant|correction:|revert(?:ing)? (?:that|the)|change of plan|on second thought)(?=$|[\s,.;!:)—-])",
+    re.IGNORECASE,
+)
 
 
 def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_RE.split(text) if s and s.strip()]
 
 
-def paths_in(text: str) -> list[str]:
+def paths_in(text: str, cwd: str | None = None) -> list[str]:
+    """File paths in free text. A file name with a space (``módulo uno.py``) is one path when
+    quoted in backticks, or when ``cwd`` holds it: never the phantom ``uno.py``."""
     found = []
+    spans: list[tuple[int, int]] = []
+    for m in _CODE_RE.finditer(text):
+        span = m.group(1).strip()
+        if " " in span and looks_like_file(span) and "\n" not in span and not span.startswith(("$", "-")) and len(span.split()) <= 4:
+            found.append(span)
+            spans.append(m.span())
     for m in _PATH_RE.finditer(text):
         p = m.group(0).rstrip(".")
-        if "://" in text[max(0, m.start() - 8) : m.start() + 3]:
+        if "://" in text[max(0, m.start() - 8) : m.start() + 3] or any(a <= m.start() < b for a, b in spans):
             continue
+        if cwd and m.start() > 1 and text[m.start() - 1] == " ":
+            p = _spaced_name(text[: m.start() - 1], p, cwd)
         found.append(p)
     return list(dict.fromkeys(found))
+
+
+def _spaced_name(before: str, name: str, cwd: str) -> str:
+    """``name`` with the one or two words before it, when ``cwd`` holds a file of that name
+    and none called ``name`` alone."""
+    import os
+
+    words = before.rsplit(None, 2)[-2:]
+    if not words or os.path.exists(os.path.join(cwd, name)):
+        return name
+    for n in (1, 2):
+        candidate = " ".join([*words[-n:], name]).lstrip("`'\"(")
+        if len(words) >= n and os.path.exists(os.path.join(cwd, candidate)):
+            return candidate
+    return name
 
 
 def _good_name(name: str) -> bool:
@@ -140,12 +178,15 @@ def names_in(text: str, *, caps: bool = True) -> list[tuple[str, NodeKind]]:
     for m in _SNAKE_RE.finditer(text):
         put(m.group(0), "symbol")
     for sent in sentences(text) if caps else []:
+        if sent.startswith("#"):
+            continue  # a Markdown heading ("## Rules") names a section, not a thing
         for m in _CAPS_RE.finditer(sent):
             raw = m.group(0).split()
-            words = [w for w in raw if w not in _STOP]
+            # "DO NOT", "IMPORTANT": a stop word shouted is still a stop word
+            words = [w for w in raw if w not in _STOP and not (w.isupper() and w.capitalize() in _STOP)]
             if not words:
                 continue
-            sentence_initial = m.start() == 0 and raw[0] == words[0]
+            sentence_initial = not sent[: m.start()].strip(" -*>•") and raw[0] == words[0]
             if sentence_initial and len(words) == 1 and words[0].lower() not in TECH and not _looks_like_name(words[0]):
                 continue  # a capitalised first word of a sentence is usually just a word
             put(" ".join(words), "entity")
@@ -182,6 +223,11 @@ def has_correction(text: str) -> bool:
     return CORRECTION_RE.search(text) is not None
 
 
+def opens_with_correction(sentence: str) -> bool:
+    """Does ``sentence`` open with a correction marker ("Actually, …", "No, …", "Wait —")?"""
+    return _OPENING_CORRECTION_RE.search(sentence) is not None
+
+
 POSITIVE_RE = lazy(r"\b(?:use|go with|switch to|pick|choose|prefer|move to|stick with)\b", re.IGNORECASE)
 #: "…not December 12, it's January 9": the replacement named by a copula, not a verb.
 _COPULA_RE = lazy(r"\b(?:it'?s|it is|it will be|should be|make it|now)\s+", re.IGNORECASE)
@@ -191,14 +237,24 @@ _REASON_CUT_RE = lazy(r"[,;:(]|\s[—–]\s|\s(?:since|because|so|so that|which|
 _LEAD_VERBS = frozenset(
     """use deploy add write build move keep switch run ship store send put make drop remove replace rename
     split merge cache index migrate host adopt pick choose prefer stick start stop skip avoid never always
-    call name go rewrite document test require support fall retry limit log""".split()
+    call name go rewrite document test require support fall retry limit log set create delete include exclude treat
+    extract update return show rename implement""".split()
 )
 
 
-def statement(sentence: str, max_len: int = 90) -> str:
-    """The gist of a decision or correction sentence, for a node label.
+#: How a wish opens, before the verb that states it: "let's set X to 1" → "set X to 1".
+_LEAD_WISH_RE = lazy(r"^(?:(?:so|then|ok|okay|yes|yeah)[\s,]+)?(?:let'?s|let us|we should|i think we should|i'?d like to|we(?:'ll| will)|"
+                     r"we need to|i want to|please)\s+(?=\w)", re.IGNORECASE)
+#: A clause with its own verb: "the cache is Redis" is a sentence already.
+_COPULA_CLAUSE_RE = lazy(r"^\S+(?:\s+\S+){0,3}\s+(?:is|are|will be|stays|remains|lives|goes)\s+\S", re.IGNORECASE)
+_REJECTED_TAIL_RE = lazy(r",?\s*(?:not|instead of|rather than)\s+[\w.+#-]+(?=$|[\s,.;:!?])", re.IGNORECASE)
 
-    ``"Let's go with SQLite for the store, using X"`` → ``"SQLite for the store"``;
+
+def statement(sentence: str, max_len: int = 90) -> str:
+    """The gist of a decision or correction sentence, for a node label: a plain sentence.
+
+    ``"Let's go with SQLite for the store, using X"`` → ``"Use SQLite for the store"``;
+    ``"We decided: the cache is Redis, not memcached"`` → ``"The cache is Redis, not memcached"``;
     ``"Actually, not SQLite — use PostgreSQL instead."`` → ``"use PostgreSQL instead"``.
     """
     text = sentence.strip()
@@ -214,7 +270,13 @@ def statement(sentence: str, max_len: int = 90) -> str:
     if positives and (not m or positives[-1].start() > m.start()):
         text = text[positives[-1].start() :]
     elif m:
-        text = text[m.start() :] if m.group(0).lower() in _IMPERATIVES else text[m.end() :]
+        verb = m.group(0).lower().rsplit(" ", 1)[-1]
+        if m.group(0).lower() in _IMPERATIVES:
+            text = text[m.start() :]
+        elif verb in _KEPT_VERBS:  # "let's set X to 1" → "set X to 1": the verb is the choice's own
+            text = text[m.end() - len(verb) :]
+        else:
+            text = text[m.end() :]
     while True:  # leading "actually," / "wait —" / "scratch that:" markers
         lead = _LEAD_CORRECTION_RE.match(text)
         if not lead:
@@ -222,16 +284,19 @@ def statement(sentence: str, max_len: int = 90) -> str:
         text = text[lead.end() :]
     for _ in range(3):
         text = re.sub(r"^(?:,|:|—|-|to\b|that\b|on\b|with\b|we\b|should\b)\s*", "", text, flags=re.IGNORECASE).strip()
-    text = text.strip(" .,!;:-—")
+    text = _LEAD_WISH_RE.sub("", text.strip(" .,!;:-—"), count=1)
     cut = _REASON_CUT_RE.search(text)
     if cut and cut.start() >= 3:
-        text = text[: cut.start()].strip()
+        rejected = _REJECTED_TAIL_RE.match(text, cut.start())  # ", not memcached" says what was turned away
+        text = text[: rejected.end() if rejected else cut.start()].strip()
     text = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0].strip(" .,!;:-—")
+    if text.endswith(")") and text.count(")") > text.count("("):
+        text = text[:-1].rstrip(" .,!;:")  # "(I'd go with option 4 now)": the aside's own parenthesis
     if not text:
         text = sentence.strip(" .,!;:")
     first = text.split(" ", 1)[0].lower()
-    if first not in _LEAD_VERBS:
-        text = f"Use {text}"
+    if first not in _LEAD_VERBS and not _COPULA_CLAUSE_RE.search(text):
+        text = f"Use {text}"  # "SQLite for the store" → "Use SQLite for the store"; "the cache is Redis" stays a sentence
     text = text[0].upper() + text[1:]
     if len(text) > max_len:
         text = text[: max_len - 1].rsplit(" ", 1)[0] + "…"
@@ -250,6 +315,7 @@ def negated_terms(sentence: str) -> list[str]:
     ``"not Resend, use Bento"`` → ``["Resend"]``; ``"SQLite won't hold up"`` → ``["SQLite"]``.
     """
     terms = [m.group(1).strip(" ,.") for m in _NEGATED_RE.finditer(sentence)]
+    terms += [m.group(1).strip(" ,.") for m in _KEPT_OUT_RE.finditer(sentence)]
     terms += [m.group(1).strip(" ,.") for m in _FAILS_RE.finditer(sentence)]
     return terms
 

@@ -146,7 +146,7 @@ def pending_event(event: ToolResult | Prompt | CompactSummary, event_id: str, at
         text = bounded(redact_fast(event.text))  # redact first: a cut must not split a secret or a <private> span
         from rolling_graph.capture.entities import paths_in
 
-        pending = _event(event_id, event.event, at, text, None, paths_in(text), False)
+        pending = _event(event_id, event.event, at, text, None, paths_in(text, event.cwd or None), False)
     cwd, transcript = event.cwd, event.transcript_path
     if cwd or transcript:
         from rolling_graph.safety.cues import scrub  # paths are stored too: <private> spans and secrets leave them

@@ -214,12 +214,29 @@ def _node_line(nid: str, node: Mapping[str, Any], focus: set[str], old: dict[str
     line.append(f"  [{clean(node.get('kind') or 'concept', 20)}] ", style="dim")
     line.append(nid, style="dim cyan")
     if node.get("anchor"):
-        line.append("  ⚓anchor", style="cyan")
+        line.append("  ⚓approved by you (seeded memory)", style="cyan")
     if node.get("pulled"):
-        line.append("  ↺pulled", style="cyan")
+        line.append(f"  ↺pulled · {earlier_session(node)}", style="cyan")
     if nid in old:
         line.append(f"  ✗ superseded by {', '.join(old[nid])}", style="red")
     return line
+
+
+def earlier_session(node: Mapping[str, Any]) -> str:
+    """Where a pulled node comes from, in words: ``from an earlier session, 2026-01-05``."""
+    at = clean(node.get("seen_at"), 40)[:10] if isinstance(node.get("seen_at"), str) else ""
+    return f"from an earlier session, {at}" if at else "from an earlier session"
+
+
+def earlier_sessions(node: Mapping[str, Any]) -> str | None:
+    """``rgraph why`` for a pulled node: the earlier sessions that touched it and when, or None."""
+    if not node.get("pulled"):
+        return None
+    ids = [clean(s, 80) for s in node.get("seen_in") or [] if isinstance(s, str)]
+    at = clean(node.get("seen_at"), 40)[:10] if isinstance(node.get("seen_at"), str) else ""
+    who = ("session " if len(ids) == 1 else "sessions ") + ", ".join(ids) if ids else "an earlier session"
+    when = f", last on {at}" if at else ""
+    return f"From {who}{when} (pulled from the warm graph into this session)."
 
 
 def _edge_line(edge: Mapping[str, Any], nodes: dict[str, Node]) -> Text:
@@ -315,6 +332,11 @@ def render_provenance(doc: GraphDoc, node_id: str, rows: list[dict[str, Any]]) -
         parts.append(Text(" · ".join(facts) + f" · weight {weight_of(node):.2f}", style="dim"))
     else:
         parts.append(Text("No longer in the graph: the user forgot it (the last entry below).", style="yellow"))
+    earlier = earlier_sessions(node)
+    if earlier:
+        parts.append(Text(earlier, style="cyan"))
+    if node.get("anchor"):
+        parts.append(Text("Approved by you: seeded flat memory (rgraph seed), a rule or fact, not read from a session.", style="cyan"))
     sources = [clean(s, 80) for s in node.get("sources") or [] if isinstance(s, str)]
     if sources:
         parts.append(Text(f"sources: {', '.join(sources)}", style="dim"))

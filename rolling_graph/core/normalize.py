@@ -41,6 +41,8 @@ if TYPE_CHECKING:
 _NODE_FIELDS = frozenset(
     ("id", "label", "domain", "kind", "weight", "last_activated", "first_seen", "activations", "anchor", "floor", "confidence", "sources")
 )
+#: The earlier sessions a pulled node names (``seen_in``): enough for ``rgraph why``.
+SEEN_IN_MAX = 3
 _EDGE_FIELDS = frozenset(("source", "target", "relationship", "strength", "last_activated"))
 
 
@@ -110,6 +112,10 @@ def normalize_node(nid: str, raw: Mapping[str, object], now: str | None = None) 
         node["pulled"] = True
     if origin := _str(raw.get("origin")):
         node["origin"] = origin
+    if seen_at := _str(raw.get("seen_at")):
+        node["seen_at"] = seen_at[:40]
+    if seen_in := [s[:80] for s in _strs(raw.get("seen_in"), SEEN_IN_MAX)]:
+        node["seen_in"] = seen_in
     if (facts := normalize_facts(node["kind"], raw.get("facts"))) is not None:
         node["facts"] = facts
     return node

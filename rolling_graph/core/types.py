@@ -87,6 +87,8 @@ class Node(TypedDict):
     superseded_by: NotRequired[str]  # the newer node of a ``supersedes`` edge
     pulled: NotRequired[bool]  # brought in from the warm graph
     origin: NotRequired[str]  # "warm" for pulled nodes
+    seen_at: NotRequired[str]  # a pulled node: when an earlier session last touched it (ISO 8601, UTC)
+    seen_in: NotRequired[list[str]]  # a pulled node: the earlier sessions that touched it, latest first (bounded)
     sessions: NotRequired[int]  # a warm-graph document's node: how many sessions saw it
     facts: NotRequired[NodeFacts]
 

@@ -19,6 +19,8 @@ TECH = frozenset(
 #: Words after which a decision's "Use" is no choice but a fragment: "Use instead of guessing",
 #: "Use can we add a test", "Use Also 80 is not that much".
 _FRAGMENT_AFTER_USE = frozenset("instead can also is are to of for with and it its this that we you if when".split())
+#: Second words of an imperative that instructs rather than chooses: "Put your brief here".
+_NOT_THE_CHOICE = frozenset("your my his her their me him them us".split())
 #: Words a sentence cut short ends on: "Make Detect() deterministic by".
 _DANGLING = frozenset("by to of for with the a an and or in on at from into than".split())
 #: How narration and status lines open: "I see the issue", "Complete and all tests pass".
@@ -44,6 +46,13 @@ def not_a_decision(label: str) -> str | None:
         words = words[1:] or ["?"]
     if words[0] == "use" and len(words) > 1 and (words[1] in _FRAGMENT_AFTER_USE or "is" in words[2:4]):
         return "a fragment"
+    if words[1] in _NOT_THE_CHOICE or words[:3] == ["keep", "in", "mind"]:
+        return "an instruction"  # "Put your brief here", "Keep in mind that…": no choice between alternatives
+    if any(w in ("option", "options", "approach", "variant") and i + 1 < len(words) and words[i + 1].strip("#.,)").isdigit()
+           for i, w in enumerate(words[:4])):
+        return "an option by number"  # "Use option 4 now": says nothing without the options it picks from
+    if "or" in words[1:-1] and "either" not in words:
+        return "undecided"  # "Increase this limit or change the approach": no choice made yet
     if words[-1] in _DANGLING:
         return "a fragment"
     if low.startswith(_NARRATION):

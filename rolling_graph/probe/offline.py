@@ -13,7 +13,8 @@ are deterministic). What it extracts:
 * tool events (:mod:`.offline_tools`): files and what was done to them, code names,
   test and build commands with their outcome, errors open or resolved, the task list,
   answers to Claude's questions, plans, commits
-* a compaction summary: decisions and code names, not its capitalised words
+* a compaction summary: code names, not its capitalised words; a choice only where it states
+  one outright ("we chose X"), not a feature it lists nor a quote (it retells them)
 * names the graph already holds are activated (weight signal 1.0), not re-added
 * every name an event's input uses touches its node (:mod:`.offline_mentions`): ``seq``
   is the last event that used it, ``mentions`` how many did
@@ -27,13 +28,14 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from rolling_graph.capture.entities import (
+    DECISION_RE,
     POSITIVE_RE,
     classify_domain,
-    has_correction,
     has_decision,
     keywords,
     names_in,
     negated_terms,
+    opens_with_correction,
     sentences,
     statement,
 )
@@ -41,7 +43,7 @@ from rolling_graph.core.filepaths import file_id, looks_like_file
 from rolling_graph.core.ids import slugify
 from rolling_graph.core.model import DECISION_KINDS
 from rolling_graph.core.normalize import normalize_event
-from rolling_graph.core.vocabulary import not_a_decision
+from rolling_graph.core.vocabulary import TECH, not_a_decision
 from rolling_graph.probe import offline_commands as commands
 from rolling_graph.probe import offline_mentions as mentions
 from rolling_graph.probe import offline_tasks as tasks
@@ -51,42 +53,11 @@ from rolling_graph.probe.code_names import CODE_SPAN_RE, code_names, is_code_nam
 from rolling_graph.probe.proposal import MAX_OPS, FoldState, Proposal, event_seq
 
 if TYPE_CHECKING:
-    from rolling_graph.core.types import NodeKind, PendingEvent, SessionDoc
+    from rolling_graph.core.types import Domain, NodeKind, PendingEvent, SessionDoc
 
 __all__ = ["MAX_OPS", "OfflineProbe"]
 
-#: Prompts that continue the work rather than ask for something.
-#: What is no request: an acknowledgement, a nudge to go on, a greeting (as typed, lower case,
-#: without trailing punctuation; a prompt of at most :data:`NOT_A_REQUEST_WORDS` words that is
-#: one of these, or opens with one of the openers and says nothing else of substance).
-_ACKS = frozenset({
-    "continue", "go on", "ok", "okay", "yes", "y", "proceed", "go ahead", "thanks", "thank you", "next", "sure",
-    "please continue", "keep going", "carry on", "resume", "done", "good", "great", "cool", "nice", "perfect", "lgtm",
-})
-_NOT_A_REQUEST_OPENERS = ("continue", "go on", "keep going", "carry on", "resume", "pick up", "hi", "hello", "hey", "thanks",
-                          "thank you", "good morning", "ok", "okay", "yes")
-_NOT_A_REQUEST_TAILS = frozenset("where we left off where you left off from where we stopped again there please claude now the work "
-                                 "with the task the session from before".split(" "))
-NOT_A_REQUEST_WORDS = 8
-
-
-def is_request(text: str) -> bool:
-    """Is a prompt, as the user typed it (:func:`typed_text`), something the user asked to be
-    done? A slash command, an acknowledgement, a greeting or a "continue"-type nudge is not
-    ("continue where we left off", "hello again"): it must never become the session's request."""
-    words = " ".join(text.lower().strip(" .!?,:;").split())
-    if not words or words.startswith("/"):
-        return False
-    if words in _ACKS:
-        return False
-    if len(words.split()) > NOT_A_REQUEST_WORDS:
-        return True
-    for opener in _NOT_A_REQUEST_OPENERS:
-        if words == opener or words.startswith(opener + " ") or words.startswith(opener + ","):
-            rest = words[len(opener):].strip(" ,.!")
-            if all(w in _NOT_A_REQUEST_TAILS for w in rest.split()):
-                return False
-    return True
+is_request = tasks.is_request  # what is a request: rolling_graph.probe.offline_tasks
 _NOT_TYPED_RE = re.compile(
     r"<system-reminder>.*?</system-reminder>|\[Request interrupted by user[^\]]*\]|</?(?:command-[\w-]+|local-command-[\w-]+|bash-[\w-]+)>",
     re.DOTALL,
@@ -94,12 +65,20 @@ _NOT_TYPED_RE = re.compile(
 #: The assistant stating a choice (its narration — "Let me read the file" — is not one).
 _ASSISTANT_DECISION_RE = re.compile(
     r"\b(?:I(?:'ll| will) (?:go with|use|keep|switch to)|I(?:'m| am) going with|I(?:'ve| have)? decided|decided to|I chose|"
-    r"the (?:approach|fix|plan|solution) (?:is|will be)|switch(?:ing)? to)\b",
+    r"the (?:approach|fix|plan|solution) (?:is|will be)(?: simple)?\s*(?:to\b|:|[-—])|switch(?:ing)? to)",
     re.IGNORECASE,
 )
+#: What the assistant narrates rather than chooses: "I'll use the reviewer agent to review…",
+#: "I'll switch to the main branch".
+_ASSISTANT_NARRATION_RE = re.compile(
+    r"\b(?:use (?:the |an? )?[\w-]+(?: [\w-]+)? (?:agent|tool|command|skill)s?\b|switch to (?:the )?[\w/.-]+ branch\b|use \S+ to (?:do|run|check|review|find|look|see|get|verify|read|search|explore|make)\b)",
+    re.IGNORECASE,
+)
+#: An assistant correction that states no choice: "I was wrong." alone is no decision.
+_ASSISTANT_CHOICE_RE = re.compile(r"\b(?:use|go with|switch to|keep|instead of|rather than|should be|the fix is)\b", re.IGNORECASE)
 _ASSISTANT_LEAD_RE = re.compile(
     r"^.*?\b(?:I(?:'ll| will)|I(?:'m| am) going to|I(?:'ve| have)? decided to|decided to|I chose to|"
-    r"the (?:approach|fix|plan|solution) (?:is|will be)(?: to)?)\s+",
+    r"the (?:approach|fix|plan|solution) (?:is|will be)(?: simple)?(?:\s*(?:to\b|:|[-—]))?)\s*",
     re.IGNORECASE,
 )
 _ASSISTANT_CORRECTION_RE = re.compile(r"\b(?:I was wrong|my mistake|I misread|that was (?:wrong|incorrect)|I had it backwards)\b", re.IGNORECASE)
@@ -107,16 +86,44 @@ _PATHISH_RE = re.compile(r"[^\s`]*/[^\s`]*")
 NAMES_PER_TEXT = 4
 
 
-def _superseded_by(p: Proposal, sentence: str, new_id: str, mentioned: list[str]) -> str | None:
-    """Which live decision a correction reverses: one naming a negated term, else overlap."""
+def _rejected_names(p: Proposal, sentence: str, mentioned: list[str]) -> set[str]:
+    """The slugs of the names ``sentence`` turns away from ("not X", "instead of X", "rather
+    than X", "drop X", "keep X out"): only names (a node this sentence mentions, a known
+    technology, a word with a capital or a digit), never "not sure" or "not use"."""
+    out = set()
+    for term in negated_terms(sentence):
+        slug = slugify(term)
+        named = any(m == slug or m.startswith(slug + "-") or slug.startswith(m + "-") for m in mentioned)
+        if slug and (named or term.lower() in TECH or any(c.isupper() or c.isdigit() for c in term)):
+            out.add(slug)
+    return out
+
+
+def _turned_away(m: str, rejected: set[str]) -> bool:
+    return any(r == m or r.startswith(m + "-") or m.startswith(r + "-") for r in rejected)
+
+
+def _chooses(p: Proposal, decision: str, slug: str) -> bool:
+    """Does a live decision choose the name ``slug`` (it ``decides`` it, or its label names
+    it and does not turn away from it)?"""
+    if p.edge_exists(decision, "decides", slug):
+        return True
+    label = p.label_of(decision)
+    named = re.search(rf"(?<![\w-]){re.escape(slug.replace('-', ' '))}(?![\w-])", slugify(label).replace("-", " ")) is not None
+    return named and slug not in _rejected_names(p, label, [])
+
+
+def _superseded_by(p: Proposal, sentence: str, new_id: str, rejected: set[str]) -> str | None:
+    """Which live decision a correction reverses: one that chose a name it turns away from,
+    else the one sharing most words with it."""
     live = [d for d in p.decisions() if d != new_id]
     if not live:
         return None
-    negated = [t.lower() for t in negated_terms(sentence)]
     for d in reversed(live):
-        label = p.label_of(d).lower()
-        if any(t and t in label for t in negated):
+        if any(_chooses(p, d, r) for r in rejected):
             return d
+    if rejected:
+        return None  # it turns away from names no live decision chose: it reverses none
     words = keywords(sentence)
     best, best_overlap = None, 0
     for d in reversed(live):
@@ -128,7 +135,42 @@ def _superseded_by(p: Proposal, sentence: str, new_id: str, mentioned: list[str]
     if best:
         return best
     users = [d for d in live if p.fact(d, "by") != "assistant"]
-    return users[-1] if users and has_correction(sentence) and has_decision(sentence) else None
+    return users[-1] if users and opens_with_correction(sentence) and has_decision(sentence) else None
+
+
+#: Words that say a choice is made, not what it is: "Switching to Bento" and "Use Bento" make one choice.
+_CHOICE_WORDS = frozenset("use using used switch switching switched go going went keep keeping adopt pick choose chose prefer "
+                          "stick move moving put store host deploy instead let's lets".split())
+
+
+def _choice_words(label: str) -> set[str]:
+    return keywords(label) - _CHOICE_WORDS
+
+
+def _same_choice(p: Proposal, label: str, kind: str) -> str | None:
+    """A live decision of ``kind`` that makes the choice ``label`` makes, one of the two
+    worded more fully ("Use PostgreSQL" and "Use PostgreSQL for the orders table")."""
+    mine = _choice_words(label)
+    if not mine:
+        return None
+    for d in reversed(p.decisions()):
+        if p.kind_of(d) != kind:
+            continue
+        theirs = _choice_words(p.label_of(d))
+        if theirs and (mine <= theirs or theirs <= mine):
+            return d
+    return None
+
+
+def _decision_node(p: Proposal, gist: str, domain: Domain, kind: NodeKind, sent: str) -> str | None:
+    """The node of a decision or correction: a near-duplicate of a live one is that one (worded
+    as the fuller of the two), else a new node."""
+    same = _same_choice(p, gist, kind)
+    if same:
+        if len(_choice_words(gist)) > len(_choice_words(p.label_of(same))):
+            p.relabel(same, gist)
+        return p.node(p.label_of(same), domain, kind, nid=same)
+    return p.node(gist, domain, kind, summary=sent[:280])
 
 
 def _assistant_gist(sentence: str, limit: int = 90) -> str:
@@ -139,6 +181,8 @@ def _assistant_gist(sentence: str, limit: int = 90) -> str:
     if m:
         text = text[m.end() :]
     text = text.strip(" .:;—-")
+    if text[:4].lower() == "not ":
+        text = "Do not " + text[4:]  # "the solution is to NOT treat X as Y" → "Do not treat X as Y"
     if len(text) > limit:
         text = text[: limit - 1].rsplit(" ", 1)[0] + "…"
     return text[:1].upper() + text[1:] if text else sentence[:limit]
@@ -146,6 +190,25 @@ def _assistant_gist(sentence: str, limit: int = 90) -> str:
 
 def _has_positive(sentence: str) -> bool:
     return has_decision(sentence) or POSITIVE_RE.search(sentence) is not None
+
+
+#: Before a decision's words, what makes them no choice made here: a condition ("once we switch
+#: to a new one"), someone else's story ("user decided to split it up").
+_CONDITION_RE = re.compile(r"\b(?:once|when|whenever|if|after|before|until|unless)\b[^,.;:]*$|\b(?:user|he|she|they|someone)\s*$",
+                           re.IGNORECASE)
+
+
+_STATED_CHOICE_RE = re.compile(r"\b(?:we (?:chose|picked|decided)|decided (?:to|on)|settled on|going with|let'?s go with|the plan is)\b",
+                               re.IGNORECASE)
+
+
+def _not_a_choice_made(sentence: str) -> bool:
+    m = DECISION_RE.search(sentence)
+    return m is not None and _CONDITION_RE.search(sentence[: m.start()]) is not None
+
+
+#: A correction that says in itself what it turns away from: "Actually, keep SQLite out entirely".
+_SELF_CONTAINED_RE = re.compile(r"\b(?:keep|leave)\b.*\bout\b|\b(?:drop|avoid|remove)\b", re.IGNORECASE)
 
 
 def _joined(text: str) -> list[str]:
@@ -156,7 +219,8 @@ def _joined(text: str) -> list[str]:
     while i < len(parts):
         sent = parts[i]
         # "Actually, not Resend. Use Bento: ..." — a correction and its replacement.
-        if has_correction(sent) and i + 1 < len(parts) and not _has_positive(sent):
+        if (opens_with_correction(sent) and i + 1 < len(parts) and not _has_positive(sent)
+                and not _SELF_CONTAINED_RE.search(sent)):
             sent = f"{sent} {parts[i + 1]}"
             i += 1
         joined.append(sent)
@@ -167,11 +231,17 @@ def _joined(text: str) -> list[str]:
 def _statements(p: Proposal, text: str, state: FoldState, who: str, seq: int | None, *, caps: bool, echo: bool = False) -> None:
     """Decisions, corrections and names in someone's words. ``echo``: the text repeats
     what the conversation holds (a compaction summary): only code names and known
-    technologies count, and the nodes it names are not activated by it."""
+    technologies count, and the nodes it names are not activated by it.
+
+    A name the sentence turns away from ("not X", "instead of X", "rather than X", "drop X",
+    "keep X out") is a rejected option: the choice ``contradicts`` it, never ``decides`` it."""
     domain = classify_domain(text)[0] or state.domain or "project"
     state.domain = domain
     for sent in _joined(text):
-        correction, decision = has_correction(sent), has_decision(sent)
+        # A compaction summary retells the conversation: only a choice it states outright counts
+        # ("we chose Terraform"), not a feature it lists ("allow switching to …") nor a quote.
+        correction = opens_with_correction(sent) and not echo
+        decision = has_decision(sent) and (not echo or _STATED_CHOICE_RE.search(sent) is not None)
         sdomain = classify_domain(sent)[0] or domain
         names = names_in(sent, caps=caps)
         if echo:
@@ -182,31 +252,33 @@ def _statements(p: Proposal, text: str, state: FoldState, who: str, seq: int | N
         ]
         for m in mentioned:
             p.by(m, who, seq)
+        if decision and not correction and _not_a_choice_made(sent):
+            decision = False
         if (correction or decision) and not_a_decision(statement(sent)):
             correction = decision = False  # a heading, a title, a fragment: no choice to remember
-        if correction and (decision or negated_terms(sent) or mentioned):
+        rejected = _rejected_names(p, sent, mentioned)
+        if correction and (decision or negated_terms(sent) or POSITIVE_RE.search(sent)):
             gist = statement(sent)
-            nid = p.node(gist, sdomain, "correction", summary=sent[:280])
+            nid = _decision_node(p, gist, sdomain, "correction", sent)
             p.by(nid, who, seq)
-            old = _superseded_by(p, sent, nid or "", mentioned) if nid else None
+            old = _superseded_by(p, sent, nid or "", rejected) if nid else None
             if nid and old:
                 p.edge(nid, "supersedes", old, 0.9)
                 p.notes.append(f"correction {gist!r} supersedes {p.label_of(old)!r}")
-            rejected = {slugify(t) for t in negated_terms(sent)}
             for m in mentioned:
                 if m == old or p.kind_of(m) in DECISION_KINDS:
                     continue
                 # "not Resend ... use Bento": Bento is decided, Resend is turned away from.
-                turned_away = any(r == m or r.startswith(m + "-") or m.startswith(r + "-") for r in rejected)
-                p.edge(nid, "contradicts" if turned_away else "decides", m, 0.7)
+                p.edge(nid, "contradicts" if _turned_away(m, rejected) else "decides", m, 0.7)
             if nid:
                 state.topic = nid
         elif decision:
             gist = statement(sent)
-            nid = p.node(gist, sdomain, "decision", summary=sent[:280])
+            nid = _decision_node(p, gist, sdomain, "decision", sent)
             p.by(nid, who, seq)
             for m in mentioned:
-                p.edge(nid, "decides", m, 0.7)
+                if p.kind_of(m) not in DECISION_KINDS:
+                    p.edge(nid, "contradicts" if _turned_away(m, rejected) else "decides", m, 0.7)
             if nid:
                 p.notes.append(f"decision {gist!r}")
                 state.topic = nid
@@ -285,13 +357,18 @@ def _assistant(p: Proposal, event: PendingEvent, state: FoldState) -> None:
     names += [label for label, kind in names_in(prose, caps=False) if kind == "symbol" and is_code_name(label)]
     for name in list(dict.fromkeys(names))[:NAMES_PER_TEXT]:
         p.by(p.node(name, "technical", "symbol"), "assistant", seq)
-    for sent in [] if state.structural else sentences(text):
+    said = [] if state.structural else sentences(text)
+    for i, sent in enumerate(said):
         if len(sent) > 300 or sent.rstrip().endswith("?"):
             continue
-        if _ASSISTANT_CORRECTION_RE.search(sent) and not not_a_decision(_assistant_gist(sent)):
+        if any(opens_with_correction(later) for later in said[i + 1 : i + 3]):
+            continue  # "I'll keep X. Actually, let me check first": taken back at once
+        if (_ASSISTANT_CORRECTION_RE.search(sent) and _ASSISTANT_CHOICE_RE.search(sent)
+                and not not_a_decision(_assistant_gist(sent))):
             nid = p.node(_assistant_gist(sent), "technical", "correction", summary=sent[:280], confidence="inferred")
             p.by(nid, "assistant", seq)
-        elif _ASSISTANT_DECISION_RE.search(sent) and not not_a_decision(_assistant_gist(sent)):
+        elif (_ASSISTANT_DECISION_RE.search(sent) and not _ASSISTANT_NARRATION_RE.search(sent)
+              and not not_a_decision(_assistant_gist(sent))):
             nid = p.node(_assistant_gist(sent), "technical", "decision", summary=sent[:280], confidence="inferred")
             p.by(nid, "assistant", seq)
             if nid:

@@ -229,6 +229,11 @@ class Proposal:
                 {"op": "add", "path": f"/edges/{key}", "value": {"source": source, "target": target, "relationship": verb, "strength": strength}}
             )
 
+    def edge_exists(self, source: str, verb: Verb, target: str) -> bool:
+        """Does the graph hold the edge, or has this proposal added it?"""
+        key = f"{source}|{verb}|{target}"
+        return key in self.edges or key in self.edge_keys
+
     def decisions(self) -> list[str]:
         """Live decisions (not superseded), oldest first, this batch's last."""
         superseded = {e["target"] for e in self.edges.values() if e.get("relationship") == "supersedes"}

@@ -138,6 +138,7 @@ def restore_block(
     compacted = source == "compact" and bool(summary)
     preset = "compact" if compacted else "startup" if source in ("startup", "clear") else "coding"
     g = RestoreView(doc, rank_settings or RANK_PRESETS[preset])
+    g.mixed = source not in ("startup", "clear")  # a new session's block: its tag says where every line comes from
     if not g.nodes:
         return "", []
     limit = min(int((budget_tokens or render.budget_tokens) * render.chars_per_token), render.max_chars)
@@ -162,6 +163,7 @@ def restore_block(
         (settings.request_share, sections.add_requests),
         (settings.tasks_share, sections.add_tasks),
         (settings.decisions_share, sections.add_decisions),
+        (0.0, sections.add_approved),  # seeded memory: in what the sections before it left
         (settings.problems_share, sections.add_problems),
         (settings.working_share, sections.add_working_set),
     ):

@@ -121,7 +121,10 @@ def add_requests(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[s
     if g.nodes[current].get("pulled"):  # from the warm graph: an earlier session asked it
         # "Last request", not "Last session's request": the tag says the block comes from
         # earlier sessions, and 11 characters are a name at 400 tokens (the corpus chain: 59
-        # -> 60 of 158 names, as many as the most frequent list).
+        # -> 60 of 158 names, as many as the most frequent list). The day says which.
+        when = g.earlier(current)
+        if when:
+            head = head.replace("):", f", {when}):") if "(" in head else head.replace(":", f" ({when}):")
         head = "Last r" + head[1:]
     room = min(s.request_chars, sec.room() - len(head) - 2)
     if room >= MIN_REQUEST_CHARS and sec.add(f'{head}"{esc(first_sentences(g.label(current), room), room)}"'):
@@ -129,7 +132,7 @@ def add_requests(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[s
     elif sec.add_required(f'{head}"{esc(first_sentences(g.label(current), MIN_REQUEST_CHARS), MIN_REQUEST_CHARS)}"', COUNT_RESERVE):
         shown.append(current)  # what the user asked for the block must state, in its shortest form
     if earlier:
-        line, taken = join_items("Earlier requests: ", [f'"{esc(g.label(i), s.earlier_request_chars)}"' for i in earlier], sec.room())
+        line, taken = join_items("Earlier requests: ", [f'"{esc(g.label(i), s.earlier_request_chars)}"' + _from(g, i) for i in earlier], sec.room())
         if line and sec.add(line):
             shown.extend(earlier[:taken])
 
@@ -160,7 +163,7 @@ def add_tasks(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]
     # The task list is what the block must state: labels shorten until the first one fits,
     # and the shortest form may use room kept for the names.
     for chars in sorted({s.task_chars, s.task_chars * 2 // 3, min(s.task_chars, MIN_TASK_CHARS)}, reverse=True):
-        items = [f"[{status}] {esc(g.label(nid), chars)}" for status, nid in tasks]
+        items = [f"[{status}] {esc(g.label(nid), chars)}{_from(g, nid)}" for status, nid in tasks]
         line, taken = join_items(head, items, sec.room())
         if line and sec.add(line):
             shown.extend(nid for _, nid in tasks[:taken])
@@ -210,7 +213,24 @@ def add_decisions(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[
 
 def _decision(g: RestoreView, nid: str, chars: int) -> str:
     kind = g.nodes[nid]["kind"]
-    return "- " + (f"[{kind}] " if kind != "decision" else "") + esc(g.label(nid), chars)
+    return "- " + (f"[{kind}] " if kind != "decision" else "") + esc(g.label(nid), chars) + _from(g, nid)
+
+
+def _from(g: RestoreView, nid: str) -> str:
+    """`` (Jan 5)`` after a line an earlier session left (:meth:`RestoreView.earlier`)."""
+    when = g.earlier(nid)
+    return f" ({when})" if when else ""
+
+
+def add_approved(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]) -> None:
+    """Seeded flat memory: what the user approved as a rule or fact (``rgraph seed``), said as
+    such, apart from the decisions read from sessions and from the names."""
+    heading = "Approved by you (rules and facts):\n"
+    for nid in g.approved:
+        if not sec.add(heading + "- " + esc(g.label(nid), s.decision_chars)):
+            break
+        heading = ""
+        shown.append(nid)
 
 
 def _file_ops(node: Node) -> str:
@@ -307,7 +327,7 @@ def add_problems(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[s
     open_errors = g.recent_first([e for e in g.by_kind.get("error", []) if facts_of(g.nodes[e]).get("state") == "open"])
     if not open_errors:
         return
-    items = [esc(g.label(e), s.problem_chars) for e in open_errors]
+    items = [esc(g.label(e), s.problem_chars) + _from(g, e) for e in open_errors]
     line, taken = join_items("Open problems: ", items, sec.room())
     if line and sec.add(line):
         shown.extend(open_errors[:taken])

@@ -65,6 +65,19 @@ LIBRARY_QUALIFIERS = frozenset(
 )
 
 
+_MONTHS = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+
+
+def short_date(stamp: object) -> str:
+    """``"2026-01-05T12:17:31Z"`` → ``"Jan 5"``; ``""`` for anything that is not such a stamp."""
+    if not isinstance(stamp, str) or len(stamp) < 10 or stamp[4] != "-" or stamp[7] != "-":
+        return ""
+    month, day = stamp[5:7], stamp[8:10]
+    if not (month.isdigit() and day.isdigit() and 1 <= int(month) <= 12 and 1 <= int(day) <= 31):
+        return ""
+    return f"{_MONTHS[int(month) - 1]} {int(day)}"
+
+
 class RestoreView:
     """The graph as the restore block reads it, in one pass over nodes and the few edge
     kinds it needs: the nodes in force, ranked once; what supersedes, rejects and tests what;
@@ -73,6 +86,9 @@ class RestoreView:
     def __init__(self, doc: GraphDoc, r: RankSettings) -> None:
         self.nodes = nodes = doc["nodes"]
         edges = doc["edges"]
+        #: Does the block mix this session's lines with earlier sessions' (after a compaction, on
+        #: resume)? A new session's block is all earlier sessions', and its tag says so.
+        self.mixed = True
         old = superseded_by(edges)
         self.hidden = old.keys() | rejected_ids(nodes, edges, old)
         self.supersedes: dict[str, list[str]] = {}
@@ -111,8 +127,11 @@ class RestoreView:
         #: narration: :func:`rolling_graph.core.vocabulary.not_a_decision`), from graphs written
         #: before the extractor knew them: neither shown nor counted.
         self.noise = {nid for nid, node in nodes.items() if node["kind"] in INTENT_KINDS and not_a_decision(node["label"])}
-        self.kind: dict[str, str] = {nid: node["kind"] for nid, node in nodes.items()
-                                     if nid not in hidden and nid not in self.removed and nid not in self.noise}
+        in_force = [nid for nid in nodes if nid not in hidden and nid not in self.removed and nid not in self.noise]
+        #: Seeded flat memory (``rgraph seed``: anchors the user approved): rules and facts, shown
+        #: as such in a section of their own, heaviest first, never among the names or decisions.
+        self.approved = sorted((nid for nid in in_force if nodes[nid].get("anchor")), key=lambda i: (-nodes[i]["weight"], i))
+        self.kind: dict[str, str] = {nid: nodes[nid]["kind"] for nid in in_force if not nodes[nid].get("anchor")}
         self.by_kind: dict[str, list[str]] = {}
         for nid, kind in self.kind.items():
             self.by_kind.setdefault(kind, []).append(nid)
@@ -185,6 +204,17 @@ class RestoreView:
 
     def label(self, nid: str) -> str:
         return self.nodes[nid]["label"]
+
+    def earlier(self, nid: str) -> str:
+        """Where a line from another session comes from, as the block says it: ``""`` for
+        this session's own node, and in a new session's block (whose tag, ``source="earlier
+        sessions"``, says it of every line); for one pulled from the warm graph into a block
+        of this session's memory, the day an earlier session last touched it (``"Jan 5"``),
+        else ``"earlier session"``."""
+        node = self.nodes[nid]
+        if not node.get("pulled") or not self.mixed:
+            return ""
+        return short_date(node.get("seen_at")) or "earlier session"
 
     def recent_first(self, ids: list[str]) -> list[str]:
         return sorted(ids, key=lambda i: (recency_key(self.nodes[i]), i), reverse=True)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from rolling_graph.core.clock import iso, utcnow
 from rolling_graph.core.config import Settings
+from rolling_graph.core.normalize import SEEN_IN_MAX
 from rolling_graph.warm import rank, snapshot, startup
 from rolling_graph.warm.snapshot_write import write_snapshot
 
@@ -125,6 +126,20 @@ def node_payload(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def seen_in(conn: Connection, pid: int, ids: list[str], per_node: int = SEEN_IN_MAX) -> dict[str, list[str]]:
+    """The sessions that touched each node, latest first (``per_node`` of them): the
+    provenance a pulled node carries into a session (``rgraph why`` names them)."""
+    out: dict[str, list[str]] = {}
+    for nid, sid in conn.execute(
+        "SELECT node_id, session_id FROM (SELECT node_id, session_id, row_number() OVER "
+        "(PARTITION BY node_id ORDER BY last_activated DESC, session_id) AS n FROM node_sessions "
+        "WHERE project_id = %s AND node_id = ANY(%s)) x WHERE n <= %s ORDER BY node_id, n",
+        (pid, ids, per_node),
+    ):
+        out.setdefault(str(nid), []).append(str(sid))
+    return out
+
+
 def edges_among(conn: Connection, pid: int, ids: Sequence[str], limit: int) -> list[dict[str, Any]]:
     rows = conn.execute(
         "SELECT source, relationship, target, strength FROM edges "
@@ -149,12 +164,13 @@ def build_snapshot(conn: Connection, pid: int, root: str, now: datetime | None =
     names = [nid for nid in ranked if by_id[nid]["kind"] not in startup.NOT_NAMES and nid not in hidden]
     order = list(dict.fromkeys([*left.ids(), *names]))[:max_nodes]
     rows = {**by_id, **left.rows}
+    seen = seen_in(conn, pid, order)
     return {
         "project": root,
         "generated_at": iso(now),
         "focus": focus,
         "last_session": left.session,
-        "nodes": [node_payload(rows[nid]) for nid in order],
+        "nodes": [{**node_payload(rows[nid]), **({"seen_in": seen[nid]} if nid in seen else {})} for nid in order],
         "edges": edges_among(conn, pid, order, snapshot.MAX_EDGES),
     }
 

@@ -71,12 +71,19 @@ def _clean_node(raw: dict[str, Any], stamp: str) -> Node | None:
     node_id = raw.get("id")
     if not is_node_id(node_id):
         return None
-    node = normalize_node(node_id, raw, stamp)
+    # When and in which sessions the warm graph last saw it: the block and ``rgraph why`` say
+    # where a line from an earlier session comes from.
+    seen = {"seen_at": raw.get("warm_last_activated"), "seen_in": raw.get("seen_in")}
+    node = normalize_node(node_id, {**raw, **seen}, stamp)
     if "facts" in node:
         node["facts"].pop("seq", None)
         if not node["facts"]:
             del node["facts"]
     node["label"] = clean_line(node["label"], LABEL_MAX) or node_id  # stored as a label: the one sanitiser
+    if "seen_in" in node:
+        node["seen_in"] = [sid for sid in (clean_line(s, 80) for s in node["seen_in"]) if sid]
+        if not node["seen_in"]:
+            del node["seen_in"]
     if "summary" in node:
         node["summary"] = clean_line(node["summary"], SUMMARY_MAX)
         if not node["summary"]:

@@ -51,7 +51,8 @@ def test_show_lists_domains_focus_weights_edges_and_superseded_decision(storage:
     assert f"Use SQLite for the warm store  [decision] {SQLITE}  ✗ superseded by {PG}" in out
     assert f"{PG} —supersedes→ {SQLITE}" in out
     assert f"{PG} —informs→ rolling-graph-plugin  0.70  (technical ↔ project)" in out
-    assert "↺pulled" in out
+    assert "pgvector HNSW index  [concept] pgvector-hnsw-index  ↺pulled · from an earlier session, 2026-11-20" in out
+    assert "Old deploy script  [file] old-deploy-script  ↺pulled · from an earlier session" in out
 
 
 def test_show_prints_hostile_label_literally_without_markup(storage: str) -> None:
@@ -195,6 +196,16 @@ def test_why_prints_events_probe_rationale_and_time(storage: str) -> None:
     assert "#2 2026-11-25T21:04:00Z  patch  probe: anthropic  event e7" in out
     assert "triggers: correction, decision" in out
     assert f"add /edges/{PG}|supersedes|{SQLITE}" in out
+
+
+def test_why_names_the_earlier_sessions_and_the_day_of_a_pulled_node(storage: str) -> None:
+    code, out = run("why", "pgvector-hnsw-index", "--session", storage)
+    assert code == 0
+    assert "From sessions sess-before, sess-long-ago, last on 2026-11-20 (pulled from the warm graph into this session)." in out
+    code, out = run("why", "old-deploy-script", "--session", storage)
+    assert "From an earlier session (pulled from the warm graph into this session)." in out
+    code, out = run("why", SQLITE, "--session", storage)
+    assert "earlier session" not in out, "this session's own node"
 
 
 def test_provenance_skips_entries_about_other_nodes() -> None:

@@ -47,9 +47,12 @@ needs_corpus = pytest.mark.skipif(
 )
 #: The block's pooled figures over the subset, sync: (budget, figure) -> floor. Measured
 #: 2026-11-27 (names as a map, recency-led ranking after a compaction: 0.842, 0.781 at 800
-#: tokens, 0.595, 0.521 at 400), less 0.01.
+#: tokens, 0.595, 0.521 at 400), less 0.01. Lowered once, 400 dropped 0.51 -> 0.50 (issue 33,
+#: 0.509 measured): an assent ("yes, please do") is no request any more, so eb4bcc15's block
+#: states the request it agreed to ("are we saving the agent logs in entire/sessions…"), 36
+#: characters more than the assent, three names fewer at 400 tokens. For the lead to accept or undo.
 POOLED_FLOORS: dict[tuple[str, str], float] = {
-    ("800", "next40"): 0.83, ("800", "dropped"): 0.77, ("400", "next40"): 0.58, ("400", "dropped"): 0.51,
+    ("800", "next40"): 0.83, ("800", "dropped"): 0.77, ("400", "next40"): 0.58, ("400", "dropped"): 0.50,
 }
 #: The lists' pooled figures over the subset: (budget, figure, list) -> value (4 decimals).
 LISTS_PINNED: dict[tuple[str, str, str], float] = {

@@ -128,3 +128,114 @@ def test_proposals_stay_within_the_validators_bounds() -> None:
     text = " ".join(f"Component{i} talks to Service{i}." for i in range(80))
     result = OfflineProbe().run([ev(text)], new_document("s"))
     validate_ops(result.patch, new_document("s"), NOW, trusted=True)  # does not raise
+
+
+# -- decisions read as the user meant them (issue 33, item 4) ----------------------------------
+
+
+def _choices(doc: dict) -> dict[str, str]:
+    return {n["id"]: n["label"] for n in doc["nodes"].values() if n["kind"] in ("decision", "correction")}
+
+
+def test_a_negated_option_is_rejected_never_chosen() -> None:
+    doc = apply(new_document("s"), [ev("Let's go with PostgreSQL for the orders table, not SQLite.")])
+    (did,) = _choices(doc)
+    assert f"{did}|decides|postgresql" in doc["edges"]
+    assert f"{did}|decides|sqlite" not in doc["edges"]
+    assert f"{did}|contradicts|sqlite" in doc["edges"], "SQLite is the option turned away from"
+
+
+def test_every_negation_turns_a_name_away() -> None:
+    for prompt in ("Let's use Redis for caching instead of Memcached.", "We'll use Redis rather than Memcached for the cache.",
+                   "Let's go with Redis and drop Memcached.", "Let's go with Redis and keep Memcached out of it."):
+        doc = apply(new_document("s"), [ev(prompt)])
+        edges = [k for k in doc["edges"] if "|decides|" in k or "|contradicts|" in k]
+        assert any(k.endswith("|decides|redis") for k in edges), prompt
+        assert not any(k.endswith("|decides|memcached") for k in edges), prompt
+        assert any(k.endswith("|contradicts|memcached") for k in edges), prompt
+
+
+def test_a_correction_naming_an_earlier_choice_supersedes_it_and_decides_nothing_else() -> None:
+    doc = new_document("s")
+    apply(doc, [ev("Let's go with SQLite for the local cache.", id="e1")])
+    apply(doc, [ev("Let's go with PostgreSQL for the orders table.", id="e2")])
+    apply(doc, [ev("Actually, keep SQLite out entirely. Then make save_order write to PostgreSQL.", id="e3")])
+    correction = next(n for n in doc["nodes"].values() if n["kind"] == "correction")
+    assert correction["label"] == "Keep SQLite out entirely"
+    assert f"{correction['id']}|supersedes|use-sqlite-for-the-local-cache" in doc["edges"]
+    assert not any(k.startswith(f"{correction['id']}|supersedes|use-postgresql") for k in doc["edges"])
+    assert f"{correction['id']}|contradicts|sqlite" in doc["edges"]
+    assert not any(k.startswith(f"{correction['id']}|decides|") for k in doc["edges"]), "save_order is no choice of the correction"
+
+
+def test_a_correction_that_rejects_what_no_decision_chose_supersedes_nothing() -> None:
+    doc = new_document("s")
+    apply(doc, [ev("Let's go with PostgreSQL for the orders table, not SQLite.", id="e1")])
+    apply(doc, [ev("Actually, keep SQLite out entirely.", id="e2")])
+    assert not any("|supersedes|" in k for k in doc["edges"]), "the PostgreSQL choice already keeps SQLite out"
+
+
+def test_near_duplicate_decisions_merge_into_the_fuller_wording() -> None:
+    doc = new_document("s")
+    apply(doc, [ev("Use PostgreSQL.", id="e1")])
+    apply(doc, [ev("Use PostgreSQL for the orders table.", id="e2")])
+    assert list(_choices(doc).values()) == ["Use PostgreSQL for the orders table"]
+    doc = new_document("s")
+    apply(doc, [ev("We're switching to Bento for the newsletter.", id="e1")])
+    apply(doc, [ev("Use Bento.", id="e2")])
+    assert len(_choices(doc)) == 1, _choices(doc)
+    assert "bento" in next(iter(_choices(doc).values())).lower()
+
+
+def test_decisions_about_different_things_do_not_merge() -> None:
+    doc = new_document("s")
+    apply(doc, [ev("Use Redis for sessions.", id="e1")])
+    apply(doc, [ev("Use Redis for the job queue.", id="e2")])
+    assert len(_choices(doc)) == 2
+
+
+def test_a_decision_label_is_a_plain_sentence() -> None:
+    doc = apply(new_document("s"), [ev("We decided: the cache is Redis, not memcached.")])
+    assert list(_choices(doc).values()) == ["The cache is Redis, not memcached"]
+    doc = apply(new_document("s"), [ev("Let's set the retry limit to 3 for the importer, since it flaps.")])
+    assert list(_choices(doc).values()) == ["Set the retry limit to 3 for the importer"]
+
+
+def test_headings_plan_titles_emphasis_and_fragments_are_no_decisions_and_shouting_is_no_name() -> None:
+    doc = new_document("s")
+    brief = ("Put your brief here:\n\n# Extraction brief\n\n## Rules\n- DO NOT edit the vendored files.\n"
+             "- IMPORTANT: keep the output short.\n")
+    apply(doc, [ev(brief, id="e1")])
+    apply(doc, [ev("## Plan: Extraction and Documentation Plan\n\n**Critical Issue**: The repository fundamentally misinterprets "
+                   "the spec, so use the parser.\n\nI'll go with the existing parser.", event="AssistantText", id="a2")])
+    apply(doc, [ev("Plan approved", event="PostToolUse", tool="ExitPlanMode",
+                   data={"plan": "# Plan: Extraction and Documentation Plan\n\nRewrite `parse_doc` first."}, id="e3")])
+    labels = _choices(doc).values()
+    assert not any(label.startswith(("Put your", "Plan:", "**", "#")) or "Critical Issue" in label for label in labels), labels
+    assert "Go with the existing parser" in labels
+    names = {n["label"] for n in doc["nodes"].values() if n["kind"] in ("entity", "symbol")}
+    assert not names & {"DO NOT", "IMPORTANT", "Rules", "Extraction"}, names
+    plan = doc["nodes"]["plan-extraction-and-documentation-plan"]
+    assert plan["kind"] == "summary", "an approved plan summarises the work to come; its title is no decision"
+
+
+def test_an_assent_that_names_nothing_and_pasted_output_are_no_requests() -> None:
+    from rolling_graph.probe.offline_tasks import is_request
+
+    for text in ("yes, please do", "ok, let's do this", "yes do option 1", "let's try 2=", "1+2", "that was the idea, yes",
+                 "Operation stopped by hook: Another session is active", "=== Step 11: Check attribution ===\nFound x"):
+        assert not is_request(text), text
+    for text in ("Lets do the implementation too", "can you do a mixed scenario?", "integration tests are failing", "fix it"):
+        assert is_request(text), text
+    doc = new_document("s")
+    apply(doc, [ev("Can you add a retry to the importer?", id="e1")])
+    apply(doc, [ev("yes, please do", id="e2")])
+    assert [n["label"] for n in doc["nodes"].values() if n["kind"] == "request"] == ["Can you add a retry to the importer?"]
+
+
+def test_an_answer_to_claudes_question_is_the_users_choice() -> None:
+    data = {"qa": [["Directory", "Where should the e2e tests live?", "Separate e2e_test/ (Recommended)"], ["", "Which one?", "3"]]}
+    doc = apply(new_document("s"), [ev("answered", event="PostToolUse", tool="AskUserQuestion", data=data)])
+    choices = [n for n in doc["nodes"].values() if n["kind"] == "decision"]
+    assert [n["label"] for n in choices] == ["Separate e2e_test/ (Directory)"]
+    assert not any(n["kind"] == "request" for n in doc["nodes"].values()), "a bare number names nothing"

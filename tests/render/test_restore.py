@@ -507,3 +507,61 @@ def test_after_a_compaction_and_in_a_new_session_commands_that_passed_are_not_li
             assert "mypy billing" in text, (source, budget)
     resumed, _ = restore_block(doc, R, "resume", budget_tokens=800)
     assert "ruff check billing" in resumed and "mypy billing" in resumed
+
+
+# -- where a line comes from, and what the user approved (issue 33, items 3 and 5) -------------
+
+
+def _pulled(doc: dict[str, Any], nid: str, seen_at: str | None = "2026-01-05T12:17:31Z") -> None:
+    doc["nodes"][nid].update({"pulled": True, "origin": "warm", **({"seen_at": seen_at} if seen_at else {})})
+
+
+def test_a_line_from_an_earlier_session_says_when_and_this_sessions_own_do_not() -> None:
+    doc = billing_session()
+    node(doc, "req-alembic", "Let's go with Alembic for migrations", "request", seq=0, by="user")
+    _pulled(doc, "req-alembic")
+    node(doc, "d-alembic", "Use Alembic for migrations", "decision", seq=0, by="user")
+    _pulled(doc, "d-alembic", seen_at=None)
+    text, _ = restore_block(doc, R, "resume", budget_tokens=800)
+    assert len(text) <= 800 * 3
+    earlier = lines(text)[line_with(text, "Earlier requests:")]
+    assert '"Let\'s go with Alembic for migrations" (Jan 5)' in earlier
+    assert '"look at the billing module"' in earlier and '"look at the billing module" (' not in earlier
+    assert "- Use Alembic for migrations (earlier session)" in lines(text)
+    assert any(line.startswith("- proration happens only in") and not line.endswith(")") for line in lines(text))
+    assert text.index("Request (user): \"invoices") >= 0
+
+
+def test_the_last_request_from_an_earlier_session_says_its_day_and_a_new_sessions_tag_says_it_for_all() -> None:
+    doc = new_document("s", project="/home/ada/shop", now=NOW)
+    node(doc, "req", "invoices for annual plans are prorated twice — fix it", "request", seq=3, by="user")
+    node(doc, "d", "Use Alembic for migrations", "decision", seq=2, by="user")
+    _pulled(doc, "req")
+    _pulled(doc, "d")
+    node(doc, "req-now", "add a test for the importer", "request", seq=9, by="user")
+    text, _ = restore_block(doc, R, "resume", budget_tokens=800)
+    assert 'Earlier requests: "invoices for annual plans are prorated twice — fix it" (Jan 5)' in text
+    assert "- Use Alembic for migrations (Jan 5)" in lines(text)
+    del doc["nodes"]["req-now"]
+    text, _ = restore_block(doc, R, "resume", budget_tokens=800)
+    assert 'Last request (user, Jan 5): "invoices for annual plans' in text
+    text, _ = restore_block(doc, R, "startup", budget_tokens=800)
+    assert text.startswith(OPEN_EARLIER) and 'Last request (user): "invoices' in text, "the tag says it: no day per line"
+    assert "- Use Alembic for migrations" in lines(text)
+
+
+def test_seeded_memory_is_shown_as_what_the_user_approved_apart_from_names_and_decisions() -> None:
+    doc = billing_session()
+    for nid, label, kind in (("never-push-to-main", "Never push to main without a review", "concept"),
+                             ("money-is-integer-cents", "Money is stored as integer cents", "decision")):
+        node(doc, nid, label, kind, weight=0.8)
+        doc["nodes"][nid].update({"anchor": True, "floor": 0.2})
+        _pulled(doc, nid)
+    text, shown = restore_block(doc, R, "resume", budget_tokens=800)
+    at = line_with(text, "Approved by you (rules and facts):")
+    approved = lines(text)[at + 1 : at + 3]
+    assert approved == ["- Money is stored as integer cents", "- Never push to main without a review"]
+    decisions = lines(text)[line_with(text, "Decisions in force:") :at]
+    assert not any("integer cents" in line for line in decisions), "an approved rule is not a decision read from a session"
+    assert "Never push to main" not in "\n".join(listed_names(text)), "nor a name among the code names"
+    assert {"never-push-to-main", "money-is-integer-cents"} <= set(shown)

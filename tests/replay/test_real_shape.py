@@ -47,9 +47,10 @@ def test_the_request_is_a_node_in_the_users_words(graph: dict[str, Any]) -> None
     requests = nodes_of(graph, "request")
     first = next(label for label in requests if label.startswith("Invoices for annual plans are prorated twice"))
     assert facts(requests[first])["by"] == "user"
-    # The answer to Claude's question is the user's too, and says what it answered.
-    assert facts(requests["Scope: Only annual plans for now"])["by"] == "user"
-    assert "monthly plans" in requests["Scope: Only annual plans for now"]["summary"]
+    # The answer to Claude's question is the user's choice between the options offered, and says what it answered.
+    decisions = nodes_of(graph, "decision")
+    assert facts(decisions["Only annual plans for now (Scope)"])["by"] == "user"
+    assert "monthly plans" in decisions["Only annual plans for now (Scope)"]["summary"]
     # A background task's notification is not something the user asked.
     assert not any("task-notification" in label or "Background" in label for label in requests)
 
@@ -103,7 +104,8 @@ def test_errors_are_their_meaningful_line_and_resolved_by_a_later_pass(graph: di
 
 def test_decisions_from_the_plan_the_assistant_and_the_user(graph: dict[str, Any]) -> None:
     decisions = nodes_of(graph, "decision")
-    assert facts(decisions["Plan: Prorate annual plans once"])["by"] == "assistant"
+    assert "Plan: Prorate annual plans once" not in decisions, "a plan's title is no decision"
+    assert facts(nodes_of(graph, "summary")["Plan: Prorate annual plans once"])["by"] == "assistant"
     assert "Keep proration only in apply_plan_change instead of the webhook" in decisions
     (correction,) = nodes_of(graph, "correction").values()
     assert "structlog" in correction["label"] and facts(correction)["by"] == "user"

@@ -209,6 +209,16 @@ def test_snapshot_ops_add_only_what_the_hot_graph_lacks() -> None:
     assert all(op["op"] == "add" for op in ops)
 
 
+def test_a_pulled_node_keeps_when_and_in_which_sessions_the_warm_graph_saw_it() -> None:
+    snap = _snap()
+    snap["nodes"][0].update({"warm_last_activated": "2026-11-01T09:00:00Z", "seen_in": ["s-late", "s-early", 7, "x" * 500]})
+    ops = snapshot.snapshot_ops(new_document("s", "/p", now=T0), snap, T0 + timedelta(days=1))
+    added = ops[0]["value"]
+    assert added["seen_at"] == "2026-11-01T09:00:00Z"
+    assert added["seen_in"][:2] == ["s-late", "s-early"] and all(len(s) <= 80 for s in added["seen_in"])
+    assert "seen_in" not in ops[1]["value"]
+
+
 def test_snapshot_ops_refuse_another_projects_snapshot_and_respect_bounds() -> None:
     doc = new_document("s", "/other", now=T0)
     assert snapshot.snapshot_ops(doc, _snap(), T0) == []

@@ -187,6 +187,18 @@ def test_resume_snapshot_puts_the_recent_focus_first(settings, project) -> None:
     assert any(op["path"] == "/edges/resume-ranking|depends_on|snapshot-file" for op in ops)
 
 
+def test_the_snapshot_names_the_sessions_that_touched_a_node_latest_first(settings, project) -> None:  # type: ignore[no-untyped-def]
+    for i, sid in enumerate(("first", "second", "third", "fourth")):
+        at = T0 + timedelta(days=i)
+        reconcile(settings, ws.hot_doc(sid, project, [ws.node("Use Alembic for migrations", 0.7, at=at)], at=at))
+    snap = snapshot.read_snapshot(settings.home, project)
+    assert snap is not None
+    (alembic,) = [n for n in snap["nodes"] if n["id"] == "use-alembic-for-migrations"]
+    assert alembic["seen_in"] == ["fourth", "third", "second"]
+    pulled = snapshot.snapshot_ops(ws.hot_doc("next", project, [], at=T0 + timedelta(days=9)), snap, T0 + timedelta(days=9))[0]["value"]
+    assert pulled["seen_in"] == ["fourth", "third", "second"] and pulled["seen_at"].startswith((T0 + timedelta(days=3)).date().isoformat())
+
+
 def test_a_session_records_the_order_it_found_its_names_and_the_snapshot_leads_with_its_opening(settings, project) -> None:  # type: ignore[no-untyped-def]
     """The warm graph keeps where each name came in its session's discovery order; a node
     pulled from the warm graph has none (its first touch here is unknown). A new session's

@@ -202,17 +202,17 @@ def test_a_pulled_node_the_session_never_touched_is_no_contribution_of_it(
     assert "Use Decimal for money" in b.start()  # pulled from the snapshot
     b.edit("src/app.py", "    return round_money(sum(items))", "    return round_money(sum(items)) or 0")
     doc_b = b.end()
-    assert doc_b["nodes"]["use-decimal-for-money"].get("pulled") and doc_b["nodes"]["use-decimal-for-money"]["activations"] == 0
+    assert doc_b["nodes"]["use-decimal-for-money-not-float"].get("pulled") and doc_b["nodes"]["use-decimal-for-money-not-float"]["activations"] == 0
     reconcile(home, dsn, doc_b, T_B)
     counts = dict(warm_rows(ws.settings_for(home, dsn), "SELECT n.id, n.session_count FROM nodes n JOIN projects p "
                                                         "ON p.id = n.project_id WHERE p.root = %s", str(repo)))
     assert counts["src-app-py"] == 2  # touched in both sessions
-    assert counts["use-decimal-for-money"] == 1  # only handed to session B
+    assert counts["use-decimal-for-money-not-float"] == 1  # only handed to session B
     # The last session is B, which asked nothing: A's request and tasks are no longer "the last session's".
     snap = read_snapshot(home, str(repo))
     assert snap is not None and snap["last_session"] == "sess-b"
     assert not any(n["kind"] in ("request", "task") for n in snap["nodes"])
-    assert "use-decimal-for-money" in {n["id"] for n in snap["nodes"]}  # a decision stays in force
+    assert "use-decimal-for-money-not-float" in {n["id"] for n in snap["nodes"]}  # a decision stays in force
 
 
 def test_a_superseded_decision_is_never_shown_as_in_force(tmp_path: Path, dsn: str) -> None:
