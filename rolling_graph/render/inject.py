@@ -9,6 +9,8 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rolling_graph.core.config import Settings
     from rolling_graph.core.types import Adjacency, GraphDoc, HookIndex, HookState, HookView, PendingEvent, SessionDoc
 
@@ -116,11 +118,25 @@ def tool_context(view: HookView, event: PendingEvent, settings: Settings) -> str
     return text
 
 
-def speak(view: HookView, event_name: str, event: PendingEvent, settings: Settings) -> str:
+def speak(view: HookView, event_name: str, event: PendingEvent, settings: Settings, notes: dict[str, Any] | None = None) -> str:
+    """What this event tells the model: the session's own news, and (``notes``: the project's
+    tool-time notes, :mod:`rolling_graph.render.notes`) what earlier sessions know of what
+    it names or touches."""
     if event_name == "UserPromptSubmit":
         text = prompt_context(view, event["text"], settings, event["id"])
+        if notes:
+            from rolling_graph.render.notes import prompt_notes
+
+            room = int(settings.render.budget_tokens * settings.render.chars_per_token) - len(text)
+            extra = prompt_notes(view.state["counters"], event["text"], notes, settings.render, room)
+            text = f"{text}\n{extra}" if text and extra else text or extra
     else:
         text = tool_context(view, event, settings)
+        if notes is not None:  # (with no room left it still records what the tool touched)
+            from rolling_graph.render.notes import tool_note
+
+            note = tool_note(view.state["counters"], event, notes if not text else {}, settings.render)
+            text = text or note
     if text:
         count_injection(view.state, text, settings)
     return text
