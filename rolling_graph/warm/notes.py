@@ -30,6 +30,13 @@ if TYPE_CHECKING:
 
 MAX_NOTES = 300
 PARTNERS = 4
+#: A partner is named only when this many sessions (or commits) touched both files: one
+#: session together is as often chance as coupling.
+PARTNER_SESSIONS = 2
+#: ... and when the file usually came first (its share of their sessions: the partner is
+#: what comes next, not what led here) and they go together often enough.
+PARTNER_LEADS = 0.4
+PARTNER_WEIGHT = 0.25
 #: Error nodes read to find each file's last failure.
 ERRORS_READ = 300
 TEXT_MAX = 160
@@ -74,8 +81,11 @@ def build_notes(conn: Connection, pid: int) -> dict[str, dict[str, Any]]:
                 entries[fid] = {"path": path, "sessions": 0}
                 room -= 1
     by_path = {e["path"]: nid for nid, e in entries.items()}
-    for path, found in coaccess.partners_of(conn, pid, list(by_path), PARTNERS).items():
-        entries[by_path[path]]["with"] = [[p["path"], p["weight"], p["sessions"]] for p in found]
+    for path, found in coaccess.partners_of(conn, pid, list(by_path), 3 * PARTNERS, PARTNER_SESSIONS).items():
+        kept = [[p["path"], p["weight"], p["sessions"]] for p in found
+                if p["leads"] >= PARTNER_LEADS and p["weight"] >= PARTNER_WEIGHT and not p["path"].startswith("..")]
+        if kept:
+            entries[by_path[path]]["with"] = kept[:PARTNERS]
     _failures(conn, pid, entries)
     _decisions(conn, pid, entries)
     return {nid: e for nid, e in entries.items() if len(e) > 2 or e["sessions"] > 0}
