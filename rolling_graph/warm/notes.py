@@ -80,10 +80,16 @@ def build_notes(conn: Connection, pid: int) -> dict[str, dict[str, Any]]:
             if fid not in entries and room > 0 and not path.startswith(("/", "~")):
                 entries[fid] = {"path": path, "sessions": 0}
                 room -= 1
+    # What the user forgot (rgraph forget) and no session brought back stays out of every note.
+    gone = {str(r[0]) for r in conn.execute(
+        "SELECT node_id FROM forgotten_nodes f WHERE project_id = %s"
+        " AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.project_id = f.project_id AND n.id = f.node_id)", (pid,))}
+    entries = {nid: e for nid, e in entries.items() if nid not in gone}
     by_path = {e["path"]: nid for nid, e in entries.items()}
     for path, found in coaccess.partners_of(conn, pid, list(by_path), 3 * PARTNERS, PARTNER_SESSIONS).items():
         kept = [[p["path"], p["weight"], p["sessions"]] for p in found
-                if p["leads"] >= PARTNER_LEADS and p["weight"] >= PARTNER_WEIGHT and not p["path"].startswith("..")]
+                if p["leads"] >= PARTNER_LEADS and p["weight"] >= PARTNER_WEIGHT and not p["path"].startswith("..")
+                and file_id(p["path"]) not in gone]
         if kept:
             entries[by_path[path]]["with"] = kept[:PARTNERS]
     _failures(conn, pid, entries)

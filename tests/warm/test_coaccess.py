@@ -155,3 +155,15 @@ def test_the_snapshot_carries_each_files_history_for_the_notes(settings, project
     Path(snapshot.snapshot_file(settings.home, project)).touch()  # a snapshot newer than its cache: read the file itself
     os.utime(snapshot.snapshot_file(settings.home, project), ns=(1, 1))
     assert snapshot.read_notes(settings.home, project) == notes
+
+
+def test_a_forgotten_file_is_no_partner_in_any_note(settings, project) -> None:  # type: ignore[no-untyped-def]
+    from rolling_graph.warm import db, forget
+
+    for n in range(2):
+        ws.reconcile(settings, session(f"s{n}", project, ["src/app.py", "src/secret_plan.py"], T0 + timedelta(hours=n)))
+    assert snapshot.read_notes(settings.home, project)[file_id("src/app.py")]["with"][0][0] == "src/secret_plan.py"
+    with db.connect(settings) as conn:
+        forget.forget_ids(conn, settings, project, [file_id("src/secret_plan.py")])
+    notes = snapshot.read_notes(settings.home, project)
+    assert "secret_plan" not in str(notes)
