@@ -45,6 +45,7 @@ class Injection:
     position: int  # the event's place in the session's event list
     kind: str  # "startup" | "block" (another SessionStart) | "note"
     text: str
+    tool: bool = False  # a note at a tool result (PostToolUse, PostToolUseFailure), not a prompt
 
 
 def first_seen(names: set[str], used: Sequence[Collection[str]], outputs: Sequence[str]) -> dict[str, int]:
@@ -67,7 +68,7 @@ def session_foreseen(known: set[str], used: Sequence[Sequence[str]], outputs: Se
     event's prompt or tool input touches; ``outputs``: each event's tool output, lower-cased;
     ``frequent``: the earlier sessions' names, most frequent first."""
     used_known = {n for event in used for n in event} & known
-    low = [Injection(i.position, i.kind, i.text.lower()) for i in injections]
+    low = [Injection(i.position, i.kind, i.text.lower(), i.tool) for i in injections]
     startup = next((i for i in low if i.kind == "startup"), None)
     start_at = startup.position if startup else 0
     notes = [i for i in low if i.kind == "note"]
@@ -81,12 +82,15 @@ def session_foreseen(known: set[str], used: Sequence[Sequence[str]], outputs: Se
     total_chars = sum(len(i.text) for i in injections)
     baseline = ", ".join(frequent)[:total_chars].lower()
     surfaced: dict[str, bool] = {}
+    by_tool: dict[str, bool] = {}  # of those, the names a tool note surfaced
     for note in notes:
         for n in sorted(known):
             if n in surfaced or n not in note.text or (startup and n in startup.text) or seen.get(n, never) <= note.position:
                 continue
             window = used[note.position + 1 : note.position + 1 + NOTE_WINDOW]
             surfaced[n] = any(n in event for event in window)
+            if note.tool:
+                by_tool[n] = surfaced[n]
     return {
         "used": len(used_known),
         "memory": len(foreseen_by(low)),
@@ -95,6 +99,9 @@ def session_foreseen(known: set[str], used: Sequence[Sequence[str]], outputs: Se
         "surfaced": len(surfaced),
         "hits": sum(surfaced.values()),
         "note_chars": sum(len(i.text) for i in notes),
+        "tool_surfaced": len(by_tool),
+        "tool_hits": sum(by_tool.values()),
+        "tool_note_chars": sum(len(i.text) for i in notes if i.tool),
         "events": len(used),
         "injected_chars": total_chars,
     }
@@ -123,7 +130,7 @@ def step_foreseen(step: chain.ChainStep, known: set[str], earlier: Sequence[Sequ
             kind = "note"
         else:
             continue
-        injections.append(Injection(position[r.index], kind, r.injection))
+        injections.append(Injection(position[r.index], kind, r.injection, r.event != "UserPromptSubmit" and kind == "note"))
     used = event_names(events, metric)
     outputs = [_output_text(e.payload) for e in events]
     return session_foreseen(known, used, outputs, injections, ranked_lists(earlier)["frequent"])
@@ -148,5 +155,10 @@ def pooled_foreseen(rows: Sequence[dict[str, Any]], session_budget_chars: int) -
         "surfaced": surfaced, "precision": round(sum(r["hits"] for r in rows) / surfaced, 4) if surfaced else None,
         "note_chars_per_100_events": round(100 * sum(r["note_chars"] for r in rows) / events, 1) if events else None,
         "max_note_chars_in_a_session": max((r["note_chars"] for r in rows), default=0),
+        # The tool-time notes alone (PostToolUse, PostToolUseFailure): their share of the above.
+        "tool_surfaced": sum(r.get("tool_surfaced", 0) for r in rows),
+        "tool_precision": (round(sum(r.get("tool_hits", 0) for r in rows) / tool_surfaced, 4) if (tool_surfaced := sum(
+            r.get("tool_surfaced", 0) for r in rows)) else None),
+        "tool_note_chars_per_100_events": round(100 * sum(r.get("tool_note_chars", 0) for r in rows) / events, 1) if events else None,
         "session_budget_chars": session_budget_chars,
     }

@@ -184,4 +184,6 @@ def prompt_notes(counters: Counters, prompt: str, notes: dict[str, Any], setting
             out.append(text)
             left -= len(text) + 1
             _remember(counters, "notes_told", [nid])
-    return "\n".join(out)
+    joined = "\n".join(out)
+    counters["note_chars"] = _int(counters.get("note_chars")) + len(joined)
+    return joined
