@@ -96,11 +96,13 @@ def test_the_hook_tells_a_files_history_once_from_the_snapshot(tmp_path: Path, i
     first = _tool("notes-1", project, "src/parser.py")
     assert "src/parser.py, in 3 earlier sessions" in first
     assert "usually changed with: tests/test_parser.py" in first
+    assert "code edited" not in first  # a tool note leaves it out; a prompt's note has it
     assert _tool("notes-1", project, "src/parser.py") == ""
     # A prompt that names a known file gets its note (once) too.
     handle = handle_event("user-prompt-submit", prompt_payload("notes-2", "What changed in src/parser.py lately?", cwd=str(project)),
                           load_settings())
     assert "src/parser.py, in 3 earlier sessions" in context_of(handle)
+    assert "code edited: `parse_expr`" in context_of(handle)
     assert "src/parser.py, in 3 earlier sessions" not in _tool("notes-2", project, "src/parser.py")
 
 
@@ -110,3 +112,11 @@ def test_notes_can_be_turned_off(tmp_path: Path, isolated_home: Path, monkeypatc
     _snapshot(isolated_home, str(project))
     monkeypatch.setenv("ROLLING_GRAPH_NOTES", "off")
     assert _tool("notes-off", project, "src/parser.py") == ""
+
+
+def test_a_search_that_lists_many_files_gets_no_note() -> None:
+    counters = new_counters()
+    counters["events"] = 10
+    listing = event(["src/parser.py", "src/a.py", "src/b.py"], tool="Grep")
+    assert tool_note(counters, listing, NOTES, RenderSettings()) == ""
+    assert "src/parser.py" in tool_note(counters, event(["src/parser.py"], tool="Grep"), NOTES, RenderSettings())
