@@ -108,13 +108,15 @@ def main() -> int:
         "user-prompt-submit": ([hook, "user-prompt-submit"], prompt),
         "  ... naming a node": ([hook, "user-prompt-submit"], naming),
         "post-tool-use": ([hook, "post-tool-use"], tool),
+        "  ... notes off": ([hook, "post-tool-use"], tool),
     }
+    notes_off = dict(env, ROLLING_GRAPH_NOTES="off")
     # As in a real session: SessionStart sends the full block and sets the ledger.
     _run([hook, "session-start"], json.dumps({"session_id": sid, "cwd": cwd, "source": "resume"}).encode(), env)
     results: dict[str, list[tuple[float, int]]] = {k: [] for k in cases}
     for _ in range(args.runs):  # interleaved, so load on the machine hits every case alike
         for name, (cmd, stdin) in cases.items():
-            results[name].append(_run(cmd, stdin, env))
+            results[name].append(_run(cmd, stdin, notes_off if name.endswith("notes off") else env))
     base = statistics.median(t for t, _ in results["python -c pass"])
     print(f"sidecar: {args.nodes} nodes, {(home / 'sessions' / f'{sid}.graph.json').stat().st_size // 1024} KiB; {args.runs} runs each")
     print(f"{'case':22} {'median ms':>10} {'ratio':>7} {'peak RSS MB':>12}   (targets: ratio <= 3, RSS < 40 MB)")

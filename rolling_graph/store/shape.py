@@ -87,7 +87,7 @@ _GATE_TYPES: dict[str, Any] = {
 _COUNTER_DICTS = ("gate_reasons", "probes_by_backend")
 _COUNTER_TEXT = ("cap_notice_pending",)
 _COUNTER_FLAGS = ("cap_notice_given",)
-_COUNTER_LISTS = ("notes_told", "notes_touched")
+_COUNTER_LISTS = ("notes_told", "notes_touched", "named_restored")
 
 
 def _event_ok(event: object) -> bool:
