@@ -43,7 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rolling_graph.core.config import Settings
+from rolling_graph.core.config import RenderSettings, Settings
 from rolling_graph.core.ids import pointer_parts
 from rolling_graph.evaluation import chain, foreseen
 from rolling_graph.evaluation.corpus import (
@@ -218,8 +218,6 @@ def _chain_report(targets: Sequence[Later], steps: Sequence[chain.ChainStep], se
 
 
 def _session_budget_chars() -> int:
-    from rolling_graph.core.config import RenderSettings
-
     render = RenderSettings()
     return int(render.note_session_tokens * render.chars_per_token)
 
