@@ -153,9 +153,11 @@ def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event: 
     _ensure_session(store, sid, event)
     sync = settings.probe.mode == "sync"
     part: IndexPart = "full" if isinstance(event, Prompt) else "tool"  # a tool result reads less of the index
+    # What earlier sessions know (the project's snapshot file, read before the lock is taken).
+    notes = warm.read_notes(settings, store.project(sid)) if settings.render.notes else None
     with store.hook_transaction(sid, index=part) as view:
         pending, reasons = _gate_event(view.state, event, now, settings, view.node_ids)
-        text = "" if (reasons and sync) else inject.speak(view, event.event, pending, settings)
+        text = "" if (reasons and sync) else inject.speak(view, event.event, pending, settings, notes)
         notice = _cap_notice(view.state)
     if isinstance(event, Prompt) and view.state["counters"]["prompts"] == 1:
         warm.start_pull(settings, sid, pending["text"], store.project(sid))
@@ -163,7 +165,7 @@ def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event: 
         _start_probe(store, settings, sid)
         if sync:  # the probe has run: tell the model what it found for this very event
             with store.hook_transaction(sid, index=part) as view:
-                text = inject.speak(view, event.event, pending, settings)
+                text = inject.speak(view, event.event, pending, settings, notes)
                 notice = notice or _cap_notice(view.state)
     return _output(event.event, text, notice)
 

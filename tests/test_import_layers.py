@@ -276,8 +276,9 @@ HOOK_MODULES: dict[str, set[str]] = {
         "capture.compact_summary"},  # a compaction's summary, read, then redacted before it is queued
     "user-prompt-submit": _EVERY_EVENT | _GATED | _RENDERED | _RULES | {
         "store.project", "warm.snapshot", "store.graph_cache", "capture.entities", "core.vocabulary", "safety.redact", "store.branches",
-        "store.userfile"},
-    "post-tool-use": _EVERY_EVENT | _GATED | _RENDERED | _RULES | {"capture.tools"},
+        "store.userfile", "render.notes"},
+    # render.notes and the project's snapshot (warm.snapshot, store.project): the tool-time notes.
+    "post-tool-use": _EVERY_EVENT | _GATED | _RENDERED | _RULES | {"capture.tools", "render.notes", "warm.snapshot", "store.project"},
     "stop": _EVERY_EVENT,
     "pre-compact": _EVERY_EVENT,
     "session-end": _EVERY_EVENT,

@@ -43,6 +43,16 @@ def render_chain_report(report: dict[str, Any], console: Console, show_blocks: b
         pooled.add_row(budget, f"[bold]{_pct(p['graph'])}[/bold]", _pct(p["frequent"]), _pct(p["recent"]),
                        "freq." if p["best_list"] == "frequent" else p["best_list"], ratio, str(p["names"]))
     console.print(pooled)
+    for budget, f in (report.get("foreseen") or {}).items():
+        console.print(
+            f"During the work @ {budget} tokens, {f['sessions']} sessions after the first ten, {f['used']} known names used: "
+            f"foreseen by the memory {_pct(f['memory'])}, the startup block alone {_pct(f['startup'])}, the front-loaded baseline "
+            f"{_pct(f['baseline'])} (×{f['vs_baseline'] or 0:.2f} the baseline, ×{f['vs_startup'] or 0:.2f} the startup block); "
+            f"notes' precision {_pct(f['precision'])} of {f['surfaced']} surfaced; notes cost {f['note_chars_per_100_events']} chars "
+            f"per 100 events (most in a session {f['max_note_chars_in_a_session']}, session budget {f['session_budget_chars']}); "
+            f"the tool-time notes alone: precision {_pct(f.get('tool_precision'))} of {f.get('tool_surfaced', 0)}, "
+            f"{f.get('tool_note_chars_per_100_events')} chars per 100 events",
+            highlight=False, soft_wrap=True)
     table = Table(title="Each later session", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     for col, justify in (("new session @ tokens", "left"), ("method", "left"), ("recall", "right"), ("chars", "right")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]

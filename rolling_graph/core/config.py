@@ -109,6 +109,14 @@ class RenderSettings(_Strategy):
     delta_budget_tokens = 300
     #: Budget of a proactive injection on a tool result.
     tool_budget_tokens = 120
+    #: Tool-time notes from earlier sessions (rolling_graph.render.notes); ``ROLLING_GRAPH_NOTES=off``.
+    notes = True
+    #: Budget of one note (its tags included).
+    note_tokens = 130
+    #: All of a session's notes together, at most.
+    note_session_tokens = 1500
+    #: Pace: note characters per 100 hook events, one note's worth ahead.
+    note_pace_chars = 1200
     #: Characters per token used by the conservative token estimate.
     chars_per_token = 3.0
     #: Hard cap of Claude Code's hook output strings.
@@ -330,6 +338,11 @@ def load_settings(env: dict[str, str] | os._Environ[str] | None = None) -> Setti
         probe = replace(probe, mode=env["ROLLING_GRAPH_PROBE_MODE"].strip().lower())
     if env.get("ROLLING_GRAPH_BUDGET_TOKENS"):
         render = replace(render, budget_tokens=_positive_int("ROLLING_GRAPH_BUDGET_TOKENS", env["ROLLING_GRAPH_BUDGET_TOKENS"]))
+    if env.get("ROLLING_GRAPH_NOTES"):
+        flag = env["ROLLING_GRAPH_NOTES"].strip().lower()
+        if flag not in ("on", "off", "1", "0", "true", "false"):
+            raise ConfigError(f"ROLLING_GRAPH_NOTES={flag!r} must be on or off")
+        render = replace(render, notes=flag in ("on", "1", "true"))
     if env.get("ROLLING_GRAPH_DB_IDLE_S"):
         try:
             db = replace(db, idle_stop_s=float(env["ROLLING_GRAPH_DB_IDLE_S"]))
@@ -356,6 +369,8 @@ def load_settings(env: dict[str, str] | os._Environ[str] | None = None) -> Setti
         raise ConfigError(f"{where}={probe.mode!r} is not one of {', '.join(_PROBE_MODES)}")
     if render.budget_tokens < 50:
         raise ConfigError(f"budget_tokens={render.budget_tokens} is too small; use at least 50")
+    if min(render.note_tokens, render.note_session_tokens, render.note_pace_chars) < 0:
+        raise ConfigError("config.toml: [render] note_tokens, note_session_tokens and note_pace_chars must be 0 or more")
     graduation = _graduation(data)
     clock = None
     if env.get("ROLLING_GRAPH_NOW"):

@@ -226,6 +226,10 @@ class Counters(TypedDict):
     last_injection_tokens: NotRequired[int]
     cap_notice_pending: NotRequired[str]  # a one-time notice that the probe budget ran out
     cap_notice_given: NotRequired[bool]
+    notes_told: NotRequired[list[str]]  # files whose tool-time note was considered (rolling_graph.render.notes)
+    notes_touched: NotRequired[list[str]]  # files this session's tool events touched
+    note_chars: NotRequired[int]  # characters of tool-time notes so far
+    named_restored: NotRequired[list[str]]  # nodes a prompt named and got restored (once; rolling_graph.render.inject)
 
 
 class HookState(TypedDict):

@@ -23,6 +23,11 @@ And whether the block states what the previous session was doing: its request (a
 node of its own, not one the snapshot handed it) and its open items (tasks pending or in
 progress, errors still open).
 
+And the memory *during* the work (:mod:`rolling_graph.evaluation.foreseen`): the share of
+the known names a session used that the startup block, compaction blocks and notes foresaw,
+next to the startup block alone and the front-loaded baseline, with the notes' precision
+and cost, pooled over the sessions after the first ten (``report["foreseen"]``).
+
 Each budget is its own chain, in its own state directory and database. Unless a DSN is
 given, the database is an embedded server in a throw-away directory, stopped at the end.
 """
@@ -38,9 +43,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rolling_graph.core.config import Settings
+from rolling_graph.core.config import RenderSettings, Settings
 from rolling_graph.core.ids import pointer_parts
-from rolling_graph.evaluation import chain
+from rolling_graph.evaluation import chain, foreseen
 from rolling_graph.evaluation.corpus import (
     BUDGETS,
     CHARS_PER_TOKEN,
@@ -206,9 +211,15 @@ def _chain_report(targets: Sequence[Later], steps: Sequence[chain.ChainStep], se
             "blocks": {"graph": block, **{k: list_block(v, budget) for k, v in lists.items()}},
             "recalled": sorted(n for n in target.target if n in block[: budget_chars(budget)].lower()),
             "previous": previous_report(steps[pos - 1], settings, block),
+            "foreseen": foreseen.step_foreseen(step, {n for event in target.touched_before for n in event}, target.touched_before),
             "errors": [f"event {r.index} ({r.event}): {r.error}" for r in step.replay.records if r.error][:5],
         })
     return out
+
+
+def _session_budget_chars() -> int:
+    render = RenderSettings()
+    return int(render.note_session_tokens * render.chars_per_token)
 
 
 def _databases(base: Path, budgets: Sequence[int], dsn: str | None) -> tuple[dict[int, str], Path | None]:
@@ -265,6 +276,9 @@ def run_chain_eval(paths: Sequence[str | Path], budgets: Sequence[int] = BUDGETS
         "project": project,
         "sessions": [{"session": s.session_id, "transcript": str(s.path), "started": s.started, "events": len(s.events)}
                      for s in sessions],
-        "later": per_budget, "pooled": {budget: pooled_chain(rows) for budget, rows in per_budget.items()}, "replay_s": replay_s, "elapsed_s": round(time.perf_counter() - started, 2),
+        "later": per_budget, "pooled": {budget: pooled_chain(rows) for budget, rows in per_budget.items()},
+        "foreseen": {budget: foreseen.pooled_foreseen([r["foreseen"] for r in rows if r["position"] >= foreseen.SKIP_FIRST],
+                                                      _session_budget_chars()) for budget, rows in per_budget.items()},
+        "replay_s": replay_s, "elapsed_s": round(time.perf_counter() - started, 2),
         "home": str(base) if home is not None else None,
     }

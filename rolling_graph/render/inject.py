@@ -9,8 +9,14 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from rolling_graph.core.config import Settings
     from rolling_graph.core.types import Adjacency, GraphDoc, HookIndex, HookState, HookView, PendingEvent, SessionDoc
+
+
+#: Nodes remembered as restored by name (the state file is rewritten on every event).
+RESTORED_MAX = 200
 
 
 def count_injection(doc: HookState | SessionDoc, text: str, settings: Settings) -> None:
@@ -28,7 +34,7 @@ def count_injection(doc: HookState | SessionDoc, text: str, settings: Settings) 
 
 
 def prompt_context(view: HookView, prompt: str, settings: Settings, event_id: str | None = None) -> str:
-    """What a prompt gets: what is new since the last note, and any branch it names.
+    """What a prompt gets: what is new since the last note, and any branch it names (once).
 
     A named branch gets the full LOD budget; a plain delta the smaller delta budget.
     """
@@ -36,7 +42,11 @@ def prompt_context(view: HookView, prompt: str, settings: Settings, event_id: st
     from rolling_graph.store import index as index_mod
 
     index, ledger = view.index, view.state["ledger"]
-    named = index_mod.named_in(index, prompt, event_id)
+    # A named branch is restored once: a node restored for being named is not rendered again
+    # for being named again (what changes in it comes as news); the list restarts with the
+    # ledger after a full block (a compaction, a resume), when the conversation has forgotten.
+    restored = view.state["counters"].get("named_restored") or []
+    named = [n for n in index_mod.named_in(index, prompt, event_id) if n not in restored]
     if not named and index_mod.nothing_new(index, ledger):
         return ""
     order, fresh = index_mod.delta_order(index, ledger)
@@ -54,6 +64,8 @@ def prompt_context(view: HookView, prompt: str, settings: Settings, event_id: st
     budget = settings.render.budget_tokens if named else settings.render.delta_budget_tokens
     adj = {nid: adj[nid] for nid in dict.fromkeys([*order[:20], *named[:3]]) if nid in adj}
     text, shown = render_prompt_note(doc, order, named, settings.render, budget, adj=adj)
+    if named:
+        view.state["counters"]["named_restored"] = [*restored, *(n for n in named if n in shown)][-RESTORED_MAX:]
     ledger_mod.record(ledger, {n: fresh.get(n) or ledger_mod.fingerprint(n, doc, adj) for n in shown})
     index_mod.mark(ledger, index["journal_seq"], [n for n in order if n not in shown])
     return text
@@ -94,6 +106,7 @@ def restart_ledger(view: HookView, doc: GraphDoc, shown: list[str]) -> None:
     ledger_mod.record(ledger, {n: ledger_mod.fingerprint(n, doc, adj) for n in shown})
     index_mod.mark(ledger, doc["journal_seq"], [])
     view.state["ledger"] = ledger
+    view.state["counters"].pop("named_restored", None)
 
 
 def tool_context(view: HookView, event: PendingEvent, settings: Settings) -> str:
@@ -116,11 +129,25 @@ def tool_context(view: HookView, event: PendingEvent, settings: Settings) -> str
     return text
 
 
-def speak(view: HookView, event_name: str, event: PendingEvent, settings: Settings) -> str:
+def speak(view: HookView, event_name: str, event: PendingEvent, settings: Settings, notes: dict[str, Any] | None = None) -> str:
+    """What this event tells the model: the session's own news, and (``notes``: the project's
+    tool-time notes, :mod:`rolling_graph.render.notes`) what earlier sessions know of what
+    it names or touches."""
     if event_name == "UserPromptSubmit":
         text = prompt_context(view, event["text"], settings, event["id"])
+        if notes:
+            from rolling_graph.render.notes import prompt_notes
+
+            room = int(settings.render.budget_tokens * settings.render.chars_per_token) - len(text)
+            extra = prompt_notes(view.state["counters"], event["text"], notes, settings.render, room)
+            text = f"{text}\n{extra}" if text and extra else text or extra
     else:
         text = tool_context(view, event, settings)
+        if notes is not None:  # (with no room left it still records what the tool touched)
+            from rolling_graph.render.notes import tool_note
+
+            note = tool_note(view.state["counters"], event, notes if not text else {}, settings.render)
+            text = text or note
     if text:
         count_injection(view.state, text, settings)
     return text

@@ -87,6 +87,7 @@ _GATE_TYPES: dict[str, Any] = {
 _COUNTER_DICTS = ("gate_reasons", "probes_by_backend")
 _COUNTER_TEXT = ("cap_notice_pending",)
 _COUNTER_FLAGS = ("cap_notice_given",)
+_COUNTER_LISTS = ("notes_told", "notes_touched", "named_restored")
 
 
 def event_ok(event: object) -> bool:
@@ -103,7 +104,7 @@ def event_ok(event: object) -> bool:
 
 
 _COUNTER_INTS = ("events", "prompts", "tool_events", "gate_fired", "probes", "probe_tokens_in", "probe_tokens_out",
-                 "patches_rejected", "injections", "injected_tokens", "last_injection_tokens")
+                 "patches_rejected", "injections", "injected_tokens", "last_injection_tokens", "note_chars")
 
 
 def _counter_problem(key: str, value: object) -> bool:
@@ -116,6 +117,8 @@ def _counter_problem(key: str, value: object) -> bool:
         return not isinstance(value, str)
     if key in _COUNTER_FLAGS:
         return not isinstance(value, bool)
+    if key in _COUNTER_LISTS:
+        return not (isinstance(value, list) and all(isinstance(v, str) for v in value))
     return False
 
 

@@ -17,6 +17,7 @@ from rolling_graph.store.sidecar import SidecarStore
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from datetime import datetime
+    from typing import Any
 
     from rolling_graph.core.config import Settings
     from rolling_graph.core.types import SessionDoc, Snapshot
@@ -30,6 +31,16 @@ def read_resume_snapshot(settings: Settings, project: str | None) -> Snapshot | 
     from rolling_graph.warm import snapshot
 
     return snapshot.read_snapshot(settings.home_dir, project) if project else None
+
+
+def read_notes(settings: Settings, project: str | None) -> dict[str, Any]:
+    """What the project's tool-time notes draw from (the snapshot file's ``notes``; no
+    database), or empty when notes are off or the project has no snapshot."""
+    if not settings.render.notes or not project:
+        return {}
+    from rolling_graph.warm import snapshot
+
+    return snapshot.read_notes(settings.home_dir, project)
 
 
 def merge_snapshot(store: SidecarStore, doc: SessionDoc, snap: Snapshot, now: datetime, source: str = "startup") -> bool:

@@ -24,7 +24,7 @@ from rolling_graph.render.rank import count, facts_of
 from rolling_graph.safety.redact import redact
 from rolling_graph.store.project import project_key
 from rolling_graph.store.sidecar import SidecarStore
-from rolling_graph.warm import db, embeddings, forget, keys, merge, rank, resume, upsert, warm_facts
+from rolling_graph.warm import coaccess, db, embeddings, forget, git_seed, keys, merge, rank, resume, upsert, warm_facts
 from rolling_graph.warm.embed_alongside import EmbedAlongside, pending, store_pending
 
 if TYPE_CHECKING:
@@ -199,6 +199,7 @@ def reconcile_doc(
     hot_nodes, hot_edges = keys.rekey_files(doc["nodes"], doc["edges"], keys.doc_roots(doc))  # a sidecar from before stable keys
     nodes = _clean_nodes(doc, now, hot_nodes)
     edges = _clean_edges(doc, {n["id"] for n in nodes}, now, hot_edges)
+    commits = _cold_start(conn, root)  # before the transaction: git runs outside any lock
 
     embedder = embedder or embeddings.get_embedder(settings)
     alongside: EmbedAlongside | None = None
@@ -221,6 +222,7 @@ def reconcile_doc(
                 alongside = EmbedAlongside(conn, embedder, pid, nodes, root=root, session_id=session_id, seq=seq).start()
             fresh = upsert.upsert_nodes(conn, pid, session_id, seq, nodes, policy)
             edges_new = upsert.upsert_edges(conn, pid, session_id, seq, edges, policy)
+            _record_co_access(conn, pid, session_id, nodes, _last_active(nodes, doc, now), now, commits)
             conn.execute(
                 "INSERT INTO sessions (project_id, session_id, journal_seq, last_active) VALUES (%s, %s, %s, %s) "
                 "ON CONFLICT (project_id, session_id) DO UPDATE SET journal_seq = EXCLUDED.journal_seq, last_reconciled_at = now(),"
@@ -251,6 +253,29 @@ def reconcile_doc(
     return ReconcileResult(session_id, root, trigger, seq, False, len(nodes), len(fresh), len(edges), edges_new,
                            duration_ms, embedded, embed_ms, int((time.perf_counter() - started) * 1000), alongside_ok,
                            _fallback_reason(alongside))
+
+
+def _cold_start(conn: Connection, root: str) -> list[git_seed.Commit]:
+    """The project's recent commits when the warm graph has recorded no co-access for it yet
+    (:mod:`rolling_graph.warm.git_seed`; bounded in commits and time), else none."""
+    pid = project_id(conn, root)
+    known = pid is not None and coaccess.has_sessions(conn, pid)
+    conn.commit()
+    return [] if known else git_seed.read_commits(root)
+
+
+def _record_co_access(conn: Connection, pid: int, session_id: str, nodes: list[dict[str, Any]], at: datetime, now: datetime,
+                      commits: list[git_seed.Commit]) -> None:
+    """The session's files (and, on a cold start, the commits') as co-access; the project's
+    pairs derived again (in the merge's transaction)."""
+    for commit in commits:
+        conn.execute(
+            "INSERT INTO co_access_sessions (project_id, session_id, source, files, at) VALUES (%s, %s, 'git', %s, %s) "
+            "ON CONFLICT (project_id, session_id) DO NOTHING",
+            (pid, f"git:{commit.sha}", list(commit.files), commit.at),
+        )
+    coaccess.record(conn, pid, session_id, coaccess.session_files(nodes), at)
+    coaccess.rebuild(conn, pid, now)
 
 
 def _fallback_reason(alongside: EmbedAlongside | None) -> str:

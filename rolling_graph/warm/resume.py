@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from rolling_graph.core.clock import iso, utcnow
 from rolling_graph.core.config import Settings
 from rolling_graph.core.normalize import SEEN_IN_MAX
-from rolling_graph.warm import rank, snapshot, startup
+from rolling_graph.warm import notes, rank, snapshot, startup
 from rolling_graph.warm.snapshot_write import write_snapshot
 
 if TYPE_CHECKING:
@@ -172,6 +172,7 @@ def build_snapshot(conn: Connection, pid: int, root: str, now: datetime | None =
         "last_session": left.session,
         "nodes": [{**node_payload(rows[nid]), **({"seen_in": seen[nid]} if nid in seen else {})} for nid in order],
         "edges": edges_among(conn, pid, order, snapshot.MAX_EDGES),
+        "notes": notes.build_notes(conn, pid),  # what the tool-time notes draw from (rolling_graph.warm.notes)
     }
 
 

@@ -63,6 +63,43 @@ def read_snapshot(home: str | os.PathLike[str], project_root: str) -> Snapshot |
     return data
 
 
+def notes_cache_file(home: str | os.PathLike[str], project_root: str) -> str:
+    """The read cache of the snapshot's ``notes`` (:mod:`marshal`, beside the snapshot)."""
+    return snapshot_file(home, project_root)[: -len(".json")] + ".notes.cache"
+
+
+def notes_cache_key() -> tuple[str, int, int, int]:
+    import marshal
+    import sys
+
+    return ("rgraph-notes-1", marshal.version, *sys.version_info[:2])
+
+
+def read_notes(home: str | os.PathLike[str], project_root: str) -> dict[str, Any]:
+    """The snapshot's ``notes`` section (what tool-time notes draw from,
+    :mod:`rolling_graph.warm.notes`): file id → entry, or empty. Read on every tool event, so
+    from the marshal cache the writer leaves beside the snapshot when it was made from exactly
+    this snapshot file (about a third of the JSON's parse); else from the snapshot. Each entry
+    is checked again when a note is rendered (:mod:`rolling_graph.render.notes`)."""
+    path = snapshot_file(home, project_root)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return {}
+    try:
+        import marshal
+
+        with open(notes_cache_file(home, project_root), "rb") as fh:
+            key, made_from, project, notes = marshal.loads(fh.read())
+        if key == notes_cache_key() and made_from == [st.st_ino, st.st_size, st.st_mtime_ns] and project == project_root:
+            return notes if isinstance(notes, dict) else {}
+    except (OSError, EOFError, ValueError, TypeError):
+        pass
+    snap = read_snapshot(home, project_root)
+    found = snap.get("notes") if snap is not None else None
+    return found if isinstance(found, dict) else {}
+
+
 def _clean_node(raw: dict[str, Any], stamp: str) -> Node | None:
     """A snapshot node as a hot-graph node (:func:`rolling_graph.core.normalize.normalize_node`: the
     one set of defaults), pulled into this session at ``stamp``: its time decay starts from

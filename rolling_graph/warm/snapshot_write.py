@@ -8,12 +8,13 @@ format, and the reading the hook does, live in the hot graph's :mod:`rolling_gra
 from __future__ import annotations
 
 import json
+import marshal
 import os
 from pathlib import Path
 from typing import Any
 
-from rolling_graph.store.atomic import write_text_atomic
-from rolling_graph.warm.snapshot import SNAPSHOT_VERSION, snapshot_file
+from rolling_graph.store.atomic import write_atomic, write_text_atomic
+from rolling_graph.warm.snapshot import SNAPSHOT_VERSION, notes_cache_file, notes_cache_key, snapshot_file
 
 
 def snapshot_path(home: str | os.PathLike[str], project_root: str) -> Path:
@@ -26,4 +27,9 @@ def write_snapshot(home: str | os.PathLike[str], project_root: str, snapshot: di
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = dict(snapshot, version=SNAPSHOT_VERSION, project=project_root)
     write_text_atomic(path, json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
+    # The tool-time notes' read cache, made from exactly this file (rolling_graph.warm.snapshot.read_notes).
+    st = os.stat(path)
+    notes = snapshot.get("notes") if isinstance(snapshot.get("notes"), dict) else {}
+    cache = marshal.dumps((notes_cache_key(), [st.st_ino, st.st_size, st.st_mtime_ns], project_root, json.loads(json.dumps(notes))))
+    write_atomic(notes_cache_file(home, project_root), cache, durable=False)
     return path

@@ -298,6 +298,33 @@ def test_brand_new_session_in_the_project_starts_with_the_warm_decision(scenario
     assert any(event == "SessionStart" and mentions_decision(text) for event, text in hook_contexts(first_request))
 
 
+def wait_for_note_source(rg_home: Path, name: str, timeout_s: float = SNAPSHOT_WAIT_S) -> bool:
+    """Wait until the project's snapshot carries a tool-time note entry for the file ``name``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for path in rg_home.glob("snapshots/*.json"):
+            try:
+                notes = json.loads(path.read_text()).get("notes") or {}
+            except (OSError, ValueError):
+                continue
+            if any(isinstance(e, dict) and e.get("path") == name for e in notes.values()):
+                return True
+        time.sleep(0.2)
+    return False
+
+
+def test_a_tool_time_note_from_an_earlier_session_reaches_the_model(scenario: Scenario) -> None:
+    # The first sessions read app.py; once reconciled, a new session that reads it again is
+    # told, right after the tool result, what earlier sessions did there.
+    assert wait_for_note_source(scenario.sandbox.rg_home, "app.py"), "the snapshot never carried app.py's history"
+    scenario.play("note_session", "Check the app once more.",
+                  turns=(Turn.tools(read(scenario.sandbox.project / "app.py")), Turn.say("Checked.")))
+    contexts = [(event, text) for request in scenario.main_requests("note_session") for event, text in hook_contexts(request)]
+    notes = [text for event, text in contexts if event.startswith("PostToolUse") and "earlier session" in text]
+    assert notes, contexts
+    assert "app.py, in " in notes[0] and 'source="earlier sessions"' in notes[0]
+
+
 def message_text(message: dict[str, Any]) -> str:
     if isinstance(message["content"], str):
         return message["content"]

@@ -146,3 +146,12 @@ def test_repeating_an_earlier_prompt_does_not_restore_it_in_full_again() -> None
     nodes = SidecarStore(load_settings()).load("rq1")["nodes"].values()
     assert not any(n["kind"] == "request" and n["label"] == "continue please" for n in nodes)
     assert all("[request] continue please" not in text for text in said), said
+
+
+def test_a_named_branch_is_restored_once_not_on_every_mention() -> None:
+    start()
+    send("user-prompt-submit", prompt_payload(SID, "For the cache, let's go with Redis."))
+    named = send("user-prompt-submit", prompt_payload(SID, "Remind me why Redis?"))
+    assert "You named" in named
+    again = send("user-prompt-submit", prompt_payload(SID, "And Redis, once more?"))
+    assert "You named" not in again, "told as it stands: naming it again restores nothing"

@@ -1,0 +1,122 @@
+"""Tool-time notes: what earlier sessions did with the file a tool just touched, told once,
+within budgets, never repeating what the tool's output showed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import context_of, prompt_payload, tool_payload
+
+from rolling_graph.core.config import RenderSettings, load_settings, replace
+from rolling_graph.core.filepaths import file_id
+from rolling_graph.core.model import new_counters
+from rolling_graph.hook import handle_event
+from rolling_graph.render.notes import render_note, tool_note
+from rolling_graph.warm.snapshot_write import write_snapshot
+
+PARSER: dict[str, Any] = {
+    "path": "src/parser.py", "sessions": 3, "edits": 7, "reads": 2, "what": "`parse_expr`, `Token`",
+    "with": [["tests/test_parser.py", 0.8, 3], ["src/lexer.py", 0.5, 2]],
+    "failure": {"text": "tests/test_parser.py::test_nested FAILED", "state": "resolved", "from": "pytest"},
+    "decision": "Parse with a Pratt parser, not recursive descent",
+}
+NOTES = {file_id("src/parser.py"): PARSER, file_id("README.md"): {"path": "README.md", "sessions": 1}}
+
+
+def event(paths: list[str], text: str = "", tool: str = "Read") -> dict[str, Any]:
+    return {"id": "e1", "event": "PostToolUse", "at": "", "text": text, "tool": tool, "paths": paths, "error": False, "reasons": []}
+
+
+def test_a_note_says_what_earlier_sessions_did_and_what_goes_with_the_file() -> None:
+    text = render_note(PARSER, 600)
+    assert text.startswith('<rolling-graph-memory source="earlier sessions"')
+    assert "src/parser.py, in 3 earlier sessions: edited 7×, read 2×" in text
+    assert "code edited: `parse_expr`, `Token`" in text
+    assert "usually changed with: tests/test_parser.py (0.80), src/lexer.py (0.50)" in text
+    assert "last failure: tests/test_parser.py::test_nested FAILED (resolved)" in text
+    assert "decision: Parse with a Pratt parser" in text
+
+
+def test_a_note_never_repeats_what_the_tool_output_showed_nor_what_the_session_touched() -> None:
+    text = render_note(PARSER, 600, shown="def parse_expr(): ...\nimport src/lexer.py", touched={file_id("tests/test_parser.py")})
+    assert "parse_expr" not in text and "src/lexer.py" not in text and "tests/test_parser.py (0.80)" not in text
+    assert "`Token`" in text
+
+
+@pytest.mark.parametrize("budget", [120, 200, 300, 600])
+def test_a_note_stays_within_its_budget(budget: int) -> None:
+    text = render_note(PARSER, budget)
+    assert len(text) <= budget
+
+
+def test_a_file_known_only_by_name_gets_no_note() -> None:
+    assert render_note({"path": "README.md", "sessions": 0}, 600) == ""
+
+
+def test_each_file_gets_one_note_a_session_and_the_best_ranked_first() -> None:
+    counters = new_counters()
+    counters["events"] = 10
+    settings = RenderSettings()
+    first = tool_note(counters, event(["README.md", "src/parser.py"]), NOTES, settings)
+    assert "src/parser.py" in first.splitlines()[1]
+    assert tool_note(counters, event(["src/parser.py"]), NOTES, settings) == ""
+    assert counters["note_chars"] == len(first)
+
+
+def test_notes_stop_at_the_session_budget_and_keep_to_the_pace() -> None:
+    many = {file_id(f"src/m{i}.py"): {**PARSER, "path": f"src/m{i}.py"} for i in range(40)}
+    settings = replace(RenderSettings(), note_session_tokens=300, note_pace_chars=100_000)
+    counters = new_counters()
+    counters["events"] = 1000
+    spent = sum(len(tool_note(counters, event([f"src/m{i}.py"]), many, settings)) for i in range(40))
+    assert 0 < spent <= 300 * settings.chars_per_token
+    paced = new_counters()
+    paced["events"] = 1  # one note's worth ahead of the pace, no more
+    slow = replace(RenderSettings(), note_pace_chars=10)
+    told = [tool_note(paced, event([f"src/m{i}.py"]), many, slow) for i in range(5)]
+    assert sum(1 for t in told if t) == 1
+
+
+# -- through the hook, from the project's snapshot file ------------------------------------
+def _snapshot(home: Path, project: str) -> None:
+    write_snapshot(home, project, {"generated_at": "2026-11-27T00:00:00Z", "nodes": [], "edges": [], "notes": NOTES})
+
+
+def _tool(sid: str, project: Path, rel: str, response: Any = None) -> str:
+    payload = tool_payload(sid, "Read", {"file_path": str(project / rel)}, response or {"file": {"content": "x = 1"}}, cwd=str(project))
+    return context_of(handle_event("post-tool-use", payload, load_settings()))
+
+
+def test_the_hook_tells_a_files_history_once_from_the_snapshot(tmp_path: Path, isolated_home: Path) -> None:
+    project = tmp_path / "app"
+    (project / ".git").mkdir(parents=True)
+    _snapshot(isolated_home, str(project))
+    first = _tool("notes-1", project, "src/parser.py")
+    assert "src/parser.py, in 3 earlier sessions" in first
+    assert "usually changed with: tests/test_parser.py" in first
+    assert "code edited" not in first  # a tool note leaves it out; a prompt's note has it
+    assert _tool("notes-1", project, "src/parser.py") == ""
+    # A prompt that names a known file gets its note (once) too.
+    handle = handle_event("user-prompt-submit", prompt_payload("notes-2", "What changed in src/parser.py lately?", cwd=str(project)),
+                          load_settings())
+    assert "src/parser.py, in 3 earlier sessions" in context_of(handle)
+    assert "code edited: `parse_expr`" in context_of(handle)
+    assert "src/parser.py, in 3 earlier sessions" not in _tool("notes-2", project, "src/parser.py")
+
+
+def test_notes_can_be_turned_off(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "app"
+    (project / ".git").mkdir(parents=True)
+    _snapshot(isolated_home, str(project))
+    monkeypatch.setenv("ROLLING_GRAPH_NOTES", "off")
+    assert _tool("notes-off", project, "src/parser.py") == ""
+
+
+def test_a_search_that_lists_many_files_gets_no_note() -> None:
+    counters = new_counters()
+    counters["events"] = 10
+    listing = event(["src/parser.py", "src/a.py", "src/b.py"], tool="Grep")
+    assert tool_note(counters, listing, NOTES, RenderSettings()) == ""
+    assert "src/parser.py" in tool_note(counters, event(["src/parser.py"], tool="Grep"), NOTES, RenderSettings())
