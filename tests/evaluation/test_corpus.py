@@ -45,14 +45,15 @@ needs_corpus = pytest.mark.skipif(
     not all(p.is_file() for p in SPOTTER + ENTIRE),
     reason=f"the recorded sessions are not in {CORPUS} (the shared corpus lives beside the checkout, never in it)",
 )
-#: The block's pooled figures over the subset, sync: (budget, figure) -> floor. Measured
-#: 2026-11-27 (names as a map, recency-led ranking after a compaction: 0.842, 0.781 at 800
-#: tokens, 0.595, 0.521 at 400), less 0.01. Lowered once, 400 dropped 0.51 -> 0.50 (issue 33,
-#: 0.509 measured): an assent ("yes, please do") is no request any more, so eb4bcc15's block
-#: states the request it agreed to ("are we saving the agent logs in entire/sessions…"), 36
-#: characters more than the assent, three names fewer at 400 tokens. For the lead to accept or undo.
+#: The block's pooled figures over the subset, sync: (budget, figure) -> floor, the measured
+#: figure less at most 0.01. Measured 2026-11-27, second stop (files the shell looks at, issue
+#: 33's decisions and requests): 0.842, 0.787 at 800 tokens (floors raised from 0.83, 0.77),
+#: 0.582, 0.509 at 400. Lowered once, 400 dropped 0.51 -> 0.50 (issue 33): an assent ("yes,
+#: please do") is no request any more, so one block states the request it agreed to, 36
+#: characters more than the assent, three names fewer at 400 tokens; over all 34 cells the
+#: same figure rose (0.517 -> 0.525, docs/measurements.md), so the subset's loss was accepted.
 POOLED_FLOORS: dict[tuple[str, str], float] = {
-    ("800", "next40"): 0.83, ("800", "dropped"): 0.77, ("400", "next40"): 0.58, ("400", "dropped"): 0.50,
+    ("800", "next40"): 0.84, ("800", "dropped"): 0.78, ("400", "next40"): 0.58, ("400", "dropped"): 0.50,
 }
 #: The lists' pooled figures over the subset: (budget, figure, list) -> value (4 decimals).
 LISTS_PINNED: dict[tuple[str, str, str], float] = {
