@@ -83,7 +83,7 @@ def main() -> int:
                ROLLING_GRAPH_DSN="host=/nonexistent-rgraph-bench port=1 connect_timeout=1")
     sid = "bench-life"
     _run([hook, "session-start"], json.dumps({"session_id": sid, "cwd": cwd, "source": "startup"}).encode(), env)
-    build_graph(home, sid, args.nodes)
+    build_graph(home, sid, args.nodes, str(project))
     snapshot_for(home, project, sid)
     transcript = Path(cwd) / "transcript.jsonl"
     summary = {"type": "user", "isCompactSummary": True, "message": {"role": "user", "content":
