@@ -45,9 +45,9 @@ REMEMBERED = 400
 #: Paths of one event looked up (a Grep or Glob result lists many).
 PATHS_LOOKED_UP = 20
 PATH_SHOWN = 90
-#: Tools that work on the files they name; any other tool (Grep, Glob, a shell command)
-#: gets a note only when it names at most :data:`LISTED_PATHS` files.
-OPENING_TOOLS = frozenset({"Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "NotebookRead"})
+#: An event that names more files than this (a Grep's or Glob's list, a shell command's
+#: arguments) gets no note: it names files, it does not work on them. A tool that works on a
+#: file (Read, Edit, Write, NotebookEdit) names exactly one, so no list of tool names is needed.
 LISTED_PATHS = 2
 
 
@@ -146,7 +146,7 @@ def _room(counters: Counters, settings: RenderSettings) -> int:
 def tool_note(counters: Counters, event: PendingEvent, notes: dict[str, Any], settings: RenderSettings) -> str:
     """The note for a tool event (its paths settled relative to the session's root), or ""."""
     paths = event["paths"]
-    if len(paths) > LISTED_PATHS and event["tool"] not in OPENING_TOOLS:
+    if len(paths) > LISTED_PATHS:
         return ""  # a search or a listing names files; it does not work on them
     ids = [file_id(p) for p in paths[:PATHS_LOOKED_UP] if p and not p.startswith(("/", "~"))]
     told = set(_remember(counters, "notes_told", []))
