@@ -24,6 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
+from rolling_graph.core.decay import halving
+
 #: Files of one session that count (the first touched first).
 MAX_FILES = 40
 
@@ -48,9 +50,7 @@ def first_touches(files: Iterable[str], max_files: int = MAX_FILES) -> list[str]
 
 def recency_say(age_hours: float, half_life_hours: float) -> float:
     """A session's say after ``age_hours``: ``0.5 ** (age / half_life)`` (1 when no decay)."""
-    if half_life_hours <= 0:
-        return 1.0
-    return float(0.5 ** (max(0.0, age_hours) / half_life_hours))
+    return halving(age_hours, half_life_hours) if half_life_hours > 0 else 1.0
 
 
 def co_access(sessions: Iterable[tuple[Sequence[str], float, bool]], max_files: int = MAX_FILES) -> dict[tuple[str, str], Pair]:

@@ -60,8 +60,13 @@ def recency(last_activated: datetime | None, now: datetime, half_life_hours: flo
     """1.0 for a node activated now, halving every ``half_life_hours``."""
     if last_activated is None:
         return 0.0
-    age_h = max(0.0, (now - last_activated).total_seconds() / 3600.0)
-    return 2.0 ** (-age_h / half_life_hours) if half_life_hours > 0 else 0.0
+    age_h = (now - last_activated).total_seconds() / 3600.0
+    return halving(age_h, half_life_hours) if half_life_hours > 0 else 0.0
+
+
+def halving(age_hours: float, half_life_hours: float) -> float:
+    """``0.5 ** (age / half_life)`` for a positive half-life (a negative age counts as 0)."""
+    return float(2.0 ** (-max(0.0, age_hours) / half_life_hours))
 
 
 def decayed_weight(
