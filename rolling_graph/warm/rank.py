@@ -1,17 +1,19 @@
 """Resume and pull ranking: reciprocal rank fusion (RRF) of independent legs.
 
 Each leg ranks candidates by one signal — weight, recency ``exp(-age/half_life)``,
-cross-session frequency, uses (activations summed over sessions; resume only), opening
-(resume only), hops from the last focus and (for prompt pulls) embedding similarity — and
-RRF sums ``1 / (k + rank)`` over the legs a candidate appears in. RRF needs no score
-calibration between legs, which is why it suits signals this different.
+cross-session frequency, uses (activations summed over sessions; resume only), recent uses
+(resume only), opening (where switched on), hops from the last focus and (for prompt pulls)
+embedding similarity — and RRF sums ``1 / (k + rank)`` over the legs a candidate appears
+in. RRF needs no score calibration between legs, which is why it suits signals this different.
+
+*Recent uses* are a node's uses in each session, each session's halved for every
+``uses_half_life_sessions`` of the project's sessions active after it
+(:func:`rolling_graph.warm.resume.recent_uses`): a new session goes on with what the last
+few sessions kept using, and comes back to what the project always uses (the uses leg).
 
 *Opening* is a node's best place, over the sessions that found it themselves, in the order
-its session first touched its names (:func:`openings`). A session starts by reading its way
-into the project — the entry points, the module it will change, its tests — and the next
-session of the project starts the same way, so the names sessions open with are the ones a
-new session's first events use. Every other leg ranks by how much or how lately a name was
-used, which favours what the last session ended on.
+its session first touched its names (:func:`openings`): the names a session reads its way in
+with. It is off in :data:`RESUME` since recent uses rank a new session's names better.
 """
 
 from __future__ import annotations
@@ -36,12 +38,19 @@ class RankSettings:
     opening_leg: bool = True
     #: How much each leg counts in the fusion (a leg not named counts 1).
     leg_weights: tuple[tuple[str, float], ...] = ()
+    #: Recent uses (:func:`rolling_graph.warm.resume.recent_uses`): a session's uses count
+    #: half as much this many of the project's sessions later; 0 leaves the leg out.
+    uses_half_life_sessions: float = 0.0
 
 
-#: A new session's names: uses (how often sessions touched a name) count most — on the 119
-#: later sessions of ../shared/corpus/entire-cli the most frequent earlier names beat every
-#: other ordering (bench/eval_chain.py; docs/measurements.md).
-RESUME = RankSettings(leg_weights=(("uses", 6.0), ("opening", 2.0), ("weight", 0.5)))
+#: A new session's names: what the project's last sessions kept using counts most, then
+#: uses over all its sessions — a new session goes on with what the last two or three used,
+#: and comes back to what the project always uses. On the 119 later sessions of
+#: ../shared/corpus/entire-cli, recent uses (half-life 2 sessions) over uses took the startup
+#: block from 0.336 to 0.367 of the names a session's first 60 events use at 800 tokens (0.209
+#: to 0.229 at 400), and the opening leg (the names sessions open with) no longer added
+#: anything once they did (bench/eval_chain.py; docs/measurements.md, "startup").
+RESUME = RankSettings(leg_weights=(("recent_uses", 12.0), ("uses", 6.0), ("weight", 0.5)), uses_half_life_sessions=2.0, opening_leg=False)
 PULL = RankSettings(half_life_hours=168.0, max_hops=2, uses_leg=False, opening_leg=False)
 
 
@@ -54,6 +63,7 @@ class Candidate:
     hops: int | None = None  # from the focus; None when not connected within max_hops
     similarity: float | None = None  # cosine similarity to the prompt, same model only
     activations: int | None = None  # uses over all sessions; None when not known
+    recent_uses: float | None = None  # uses, each session's halved per later sessions; None when not known
     opening: int | None = None  # best place in a session's discovery order; None when not known
 
 
@@ -111,6 +121,9 @@ def legs(candidates: Sequence[Candidate], now: datetime, settings: RankSettings 
     used = [c for c in candidates if c.activations is not None]
     if settings.uses_leg and used:
         out["uses"] = _competition(used, lambda c: -float(c.activations or 0))
+    lately = [c for c in candidates if c.recent_uses is not None]
+    if settings.uses_half_life_sessions > 0 and lately:
+        out["recent_uses"] = _competition(lately, lambda c: -round(c.recent_uses or 0.0, 6))
     opened = [c for c in candidates if c.opening is not None]
     if settings.opening_leg and opened:
         out["opening"] = _competition(opened, lambda c: float(c.opening or 0))

@@ -79,6 +79,14 @@ def candidates(
         {"p": pid, "n": per_leg, "m": per_leg * OPENING_ROWS, "x": extra},
     ).fetchall()
     by_id = {r[0]: dict(zip(_NAMES, r, strict=True)) for r in rows}
+    lately: dict[str, float] = {}
+    if settings.uses_half_life_sessions > 0:
+        lately = recent_uses(conn, pid, settings.uses_half_life_sessions, limit=per_leg)
+        missing = [nid for nid in lately if nid not in by_id]
+        if missing:
+            by_id.update({r[0]: dict(zip(_NAMES, r, strict=True)) for r in conn.execute(
+                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project_id = %s AND id = ANY(%s)", (pid, missing))})
+        lately.update(recent_uses(conn, pid, settings.uses_half_life_sessions, ids=[i for i in by_id if i not in lately]))
     opening = _openings(conn, pid, list(by_id)) if settings.opening_leg else {}
     pool = [
         rank.Candidate(
@@ -89,11 +97,34 @@ def candidates(
             hops=hops.get(nid),
             similarity=(similarity or {}).get(nid),
             activations=int(row["activations"]),
+            recent_uses=lately.get(nid, 0.0) if settings.uses_half_life_sessions > 0 else None,
             opening=opening.get(nid),
         )
         for nid, row in by_id.items()
     ]
     return pool, by_id
+
+
+def recent_uses(conn: Connection, pid: int, half_life_sessions: float, *, ids: Sequence[str] | None = None,
+                limit: int | None = None) -> dict[str, float]:
+    """Each node's uses over the project's sessions, a session's halved for every
+    ``half_life_sessions`` of the project's sessions active after it (the latest counts in
+    full): what the project's last few sessions kept using, which a new session goes on using
+    (``../shared/corpus/entire-cli``: docs/measurements.md, "startup"). For ``ids``, or the
+    ``limit`` nodes it ranks first."""
+    if ids is not None and not ids:
+        return {}
+    rows = conn.execute(
+        "WITH s AS (SELECT session_id, row_number() OVER (ORDER BY coalesce(last_active, last_reconciled_at) DESC, session_id) - 1"
+        " AS age FROM sessions WHERE project_id = %(p)s) "
+        "SELECT x.node_id, sum(x.activations * power(0.5, s.age / %(h)s::float8)) AS u FROM node_sessions x"
+        " JOIN s ON s.session_id = x.session_id WHERE x.project_id = %(p)s"
+        + (" AND x.node_id = ANY(%(ids)s)" if ids is not None else "")
+        + " GROUP BY x.node_id"
+        + (" ORDER BY u DESC, x.node_id LIMIT %(n)s" if limit is not None else ""),
+        {"p": pid, "h": float(half_life_sessions), "ids": list(ids or ()), "n": limit},
+    ).fetchall()
+    return {str(nid): float(u) for nid, u in rows}
 
 
 def _openings(conn: Connection, pid: int, ids: list[str]) -> dict[str, int]:

@@ -121,7 +121,7 @@ def test_recent_focus_outranks_an_old_heavy_node() -> None:
 def test_on_resume_what_sessions_used_most_counts_most() -> None:
     """A new session needs what earlier ones kept using (on ../shared/corpus/entire-cli the
     earlier sessions' most frequent names recall 0.376 of what the next one uses, their most
-    recent 0.318): uses count six times, the names sessions open with twice."""
+    recent 0.318): uses count six times, recent uses (where known) twelve."""
     now = T0 + timedelta(days=1)
     pool = [rank.Candidate("heavy-recent", 0.9, now - timedelta(hours=1), session_count=1, activations=2),
             rank.Candidate("used-most", 0.4, now - timedelta(hours=30), session_count=1, activations=40)]
@@ -134,7 +134,8 @@ def test_on_resume_what_sessions_used_most_counts_most() -> None:
 
     assert not before(rank.RankSettings())  # every leg counted once: best on two legs wins
     assert before(rank.RESUME)
-    assert dict(rank.RESUME.leg_weights)["uses"] == 6.0 and dict(rank.RESUME.leg_weights)["uses"] == max(dict(rank.RESUME.leg_weights).values())
+    weights = dict(rank.RESUME.leg_weights)
+    assert weights["recent_uses"] == 2 * weights["uses"] == max(weights.values())
 
 
 def test_openings_are_the_discovery_order_and_one_event_shares_a_place() -> None:
@@ -154,22 +155,40 @@ def test_openings_follow_first_seen(minutes: dict[str, int]) -> None:
             assert (places[a] < places[b]) == (seen[a] < seen[b])
 
 
-def test_on_resume_the_names_a_session_opened_with_beat_as_used_names_it_ended_on() -> None:
+def test_on_resume_the_names_a_session_opened_with_come_first_when_the_opening_leg_is_on() -> None:
     """A new session reads its way in as the last one did: among names used as often, those
-    the last session touched first come before those it touched last (the opening leg)."""
+    the last session touched first come before those it touched last (the opening leg, off
+    by default since recent uses rank better: see the next test)."""
     now = T0 + timedelta(days=1)
     pool = [rank.Candidate(f"opened-{i}", 0.5, now - timedelta(hours=6, minutes=i), activations=1, opening=1 + i)
             for i in range(5)]
     pool += [rank.Candidate(f"ended-{i}", 0.5, now - timedelta(hours=1, minutes=i), activations=1, opening=100 + i)
              for i in range(5)]
     without = rank.rank(pool, now, rank.RankSettings(leg_weights=(("uses", 3.0),), opening_leg=False))
-    with_opening = rank.rank(pool, now, rank.RESUME)
+    with_opening = rank.rank(pool, now, rank.RankSettings(leg_weights=(("uses", 6.0), ("opening", 2.0))))
     assert without[:5] == [f"ended-{i}" for i in range(5)]  # recency alone decides
-    assert with_opening[:2] == ["opened-0", "opened-1"]  # (opening counts twice; uses, six times, tie here)
-    place = {nid: i for i, nid in enumerate(with_opening)}
-    assert sum(place[f"opened-{i}"] for i in range(5)) < sum(place[f"ended-{i}"] for i in range(5))
+    assert with_opening[:2] == ["opened-0", "opened-1"]
+    assert "opening" not in rank.legs(pool, now, rank.RESUME)
     # Prompt pulls answer a prompt, not a session's start: no opening leg there.
     assert "opening" not in rank.legs(pool, now, rank.PULL)
+
+
+def test_on_resume_what_the_last_sessions_kept_using_beats_what_older_sessions_used_more() -> None:
+    """Recent uses (each session's uses halved every two later sessions) count twice what
+    uses over all sessions do: a name the last sessions kept using comes before one that
+    older sessions used more in all, and before one touched late but used little."""
+    now = T0 + timedelta(days=30)
+    pool = [
+        rank.Candidate("old-favourite", 0.5, now - timedelta(days=20), activations=40, recent_uses=1.0),
+        rank.Candidate("current-work", 0.5, now - timedelta(days=1), activations=12, recent_uses=9.0),
+        rank.Candidate("touched-once-lately", 0.5, now - timedelta(hours=1), activations=1, recent_uses=1.0),
+    ]
+    pool += [rank.Candidate(f"filler-{i}", 0.5, now - timedelta(days=25), activations=2, recent_uses=0.1) for i in range(5)]
+    assert rank.rank(pool, now, rank.RESUME)[:2] == ["current-work", "old-favourite"]
+    uses_only = rank.RankSettings(leg_weights=(("uses", 6.0), ("weight", 0.5)), opening_leg=False)
+    assert rank.rank(pool, now, uses_only)[0] == "old-favourite"
+    assert "recent_uses" not in rank.legs(pool, now, uses_only)  # no half-life: no leg
+    assert "recent_uses" not in rank.legs(pool, now, rank.PULL)
 
 
 def test_similarity_leg_lifts_a_prompt_match() -> None:

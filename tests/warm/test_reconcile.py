@@ -10,7 +10,7 @@ import pytest
 import warm_support as ws
 from psycopg.sql import SQL as psycopg_sql  # noqa: N811
 
-from rolling_graph.warm import db, embeddings, migrate, pull, snapshot
+from rolling_graph.warm import db, embeddings, migrate, pull, resume, snapshot
 
 pytestmark = pytest.mark.db
 
@@ -199,11 +199,10 @@ def test_the_snapshot_names_the_sessions_that_touched_a_node_latest_first(settin
     assert pulled["seen_in"] == ["fourth", "third", "second"] and pulled["seen_at"].startswith((T0 + timedelta(days=3)).date().isoformat())
 
 
-def test_a_session_records_the_order_it_found_its_names_and_the_snapshot_leads_with_its_opening(settings, project) -> None:  # type: ignore[no-untyped-def]
-    """The warm graph keeps where each name came in its session's discovery order; a node
-    pulled from the warm graph has none (its first touch here is unknown). A new session's
-    snapshot puts the names the last session opened with before those it ended on, all
-    else equal: the next session reads its way in the same way."""
+def test_a_session_records_the_order_it_found_its_names(settings, project) -> None:  # type: ignore[no-untyped-def]
+    """The warm graph keeps where each name came in its session's discovery order (the
+    opening leg's signal, :func:`rolling_graph.warm.rank.openings`); a node pulled from the
+    warm graph has none (its first touch here is unknown)."""
     opened = [ws.node(f"entry_point_{i}", 0.5, at=T0 + timedelta(minutes=i), kind="symbol") for i in range(4)]
     ended = [ws.node(f"late_helper_{i}", 0.5, at=T0 + timedelta(hours=3, minutes=i), kind="symbol") for i in range(4)]
     pulled = {**ws.node("Known before", 0.5, at=T0 - timedelta(days=3)), "pulled": True, "activations": 2}
@@ -215,15 +214,34 @@ def test_a_session_records_the_order_it_found_its_names_and_the_snapshot_leads_w
     assert [got[f"entry-point-{i}"] for i in range(4)] == [1, 2, 3, 4]
     assert [got[f"late-helper-{i}"] for i in range(4)] == [5, 6, 7, 8]
     assert got["known-before"] is None
-    snap = snapshot.read_snapshot(settings.home, project)
-    assert snap is not None
-    order = [n["id"] for n in snap["nodes"]]
-    assert max(order.index(f"entry-point-{i}") for i in range(4)) < min(order.index(f"late-helper-{i}") for i in range(4))
     # A session that touched only what it pulled has no discovery order at all.
     again = {**ws.node("Entry point 0", 0.6, at=T0 + timedelta(days=1), kind="symbol"), "id": "entry-point-0", "pulled": True, "activations": 1}
     reconcile(settings, ws.hot_doc("opening-2", project, [again], at=T0 + timedelta(days=1)))
     assert rows(settings, "SELECT x.opening FROM node_sessions x JOIN projects p ON p.id = x.project_id "
                           "WHERE p.root = %s AND x.session_id = 'opening-2'", project) == [(None,)]
+
+
+def test_the_snapshot_leads_with_what_the_last_sessions_kept_using(settings, project) -> None:  # type: ignore[no-untyped-def]
+    """Two early sessions used ``old_favourite`` five times each; the two latest used
+    ``current_work`` three times each. Over all sessions the old name has more uses (10 to
+    6), but each session's uses count half as much two sessions later, so the new session's
+    snapshot puts the current work first."""
+    for i, sid in enumerate(("s1", "s2", "s3", "s4")):
+        at = T0 + timedelta(days=i)
+        name = "old_favourite" if i < 2 else "current_work"
+        reconcile(settings, ws.hot_doc(sid, project, [{**ws.node(name, 0.5, at=at, kind="symbol"), "activations": 5 if i < 2 else 3}], at=at))
+    with db.connect(settings) as conn:
+        pid = conn.execute("SELECT id FROM projects WHERE root = %s", (project,)).fetchone()[0]
+        lately = resume.recent_uses(conn, pid, 2.0)
+        top = resume.recent_uses(conn, pid, 2.0, limit=1)
+    # ages: s4 0, s3 1, s2 2, s1 3 sessions
+    assert lately["current-work"] == pytest.approx(3 * (1 + 0.5 ** 0.5))
+    assert lately["old-favourite"] == pytest.approx(5 * (0.5 ** 1 + 0.5 ** 1.5))
+    assert list(top) == ["current-work"]
+    snap = snapshot.read_snapshot(settings.home, project)
+    assert snap is not None
+    order = [n["id"] for n in snap["nodes"]]
+    assert order.index("current-work") < order.index("old-favourite")
 
 
 def test_embeddings_of_two_models_are_never_compared(settings, project) -> None:  # type: ignore[no-untyped-def]
