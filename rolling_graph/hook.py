@@ -368,6 +368,8 @@ def entry(server: list[str] | None = None) -> None:
 SERVER_IDLE_S = 600.0
 #: A served hook still running after this long is ended (Claude Code stopped waiting long before).
 SERVED_LIMIT_S = 300
+#: How long the server waits for a served hook to end before it makes the next fork.
+BUSY_WAIT_S = 1.0
 #: What the hook server passes on from the environment it was started with (its own
 #: environment names no user, session or home: every request brings the hook's own).
 _SERVER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "PYTHONPATH")
@@ -412,9 +414,10 @@ def serve(address: str, idle_s: float = SERVER_IDLE_S) -> None:
     for the next hook (the fork is made before the hook comes, not while it waits).
 
     ``rgraph-hook`` connects and sends its event, working directory, umask and environment,
-    and its stdin, stdout and stderr (file descriptors). The waiting fork takes them on, writes
-    one byte ("R") before it reads anything, runs :func:`main` as the hook process would, and
-    sends the exit code; the hook exits with it. A hook that gets no "R" runs the event itself.
+    and its stdin, stdout and stderr (file descriptors). The waiting fork takes them on, runs
+    :func:`main` as the hook process would, and sends "R" and the exit code; the hook exits
+    with it. A fork that cannot take the hook closes the connection before it reads anything
+    (no "R"): the hook runs the event itself. The next fork is made once the hook is done.
     Only its own user is answered (peer credentials). The server exits after ``idle_s`` without
     a hook, and as soon as one of our source files changed (it would run old code).
     """
@@ -436,20 +439,23 @@ def serve(address: str, idle_s: float = SERVER_IDLE_S) -> None:
     gc.collect()
     gc.freeze()  # the forks' reference counting need not copy the loaded modules' pages
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forks are reaped by the kernel
-    took, notify = os.pipe()
     while _module_times() == loaded:
+        took, busy = os.pipe()  # the fork writes a byte when it takes a hook, and holds ``busy`` until it exits
         pid = os.fork()
         if pid == 0:
             os.close(took)
-            _serve_one(listener, notify, loaded)
+            _serve_one(listener, busy, loaded)
+        os.close(busy)
         if not select.select([took], [], [], idle_s)[0]:  # idle: the waiting fork goes too
             os.kill(pid, signal.SIGKILL)
             return
-        os.read(took, 1)
+        if os.read(took, 1):  # it took a hook: the next fork waits until that hook is done, so
+            select.select([took], [], [], BUSY_WAIT_S)  # as not to take CPU from it (a second hook meanwhile waits that long)
+        os.close(took)
 
 
-def _serve_one(listener: Any, notify: int, loaded: dict[str, int]) -> None:
-    """The waiting fork: take one hook, become its process, run it, send the exit code."""
+def _serve_one(listener: Any, busy: int, loaded: dict[str, int]) -> None:
+    """The waiting fork: take one hook, become its process, run it, send "R" and the exit code."""
     import signal
     import socket
 
@@ -457,8 +463,7 @@ def _serve_one(listener: Any, notify: int, loaded: dict[str, int]) -> None:
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         conn, _ = listener.accept()
-        os.write(notify, b"x")  # the server makes the next fork now
-        os.close(notify)
+        os.write(busy, b"x")  # (``busy`` is not inherited by detached work: it closes when this process exits)
         listener.close()
         conn.settimeout(2.0)
         creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
@@ -483,10 +488,9 @@ def _serve_one(listener: Any, notify: int, loaded: dict[str, int]) -> None:
         os.umask(umask)
         sys.argv = ["rgraph-hook", event]
         conn.settimeout(None)
-        conn.sendall(b"R")  # from here the event is ours: the hook will not run it itself
         signal.alarm(SERVED_LIMIT_S)
     except BaseException:
-        os._exit(0)
+        os._exit(0)  # nothing read of the hook's stdin, nothing sent: the hook runs the event itself
     try:
         from rolling_graph.core import detach
 
@@ -499,7 +503,7 @@ def _serve_one(listener: Any, notify: int, loaded: dict[str, int]) -> None:
         _log_failure("served")
     finally:
         try:
-            conn.sendall(bytes([code]))
+            conn.sendall(b"R" + bytes([code]))  # one message: the hook wakes once
         finally:
             os._exit(code)
 
