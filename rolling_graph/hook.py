@@ -335,14 +335,12 @@ def _log_failure(event: str, reason: str | None = None) -> None:
         pass
 
 
-def entry(server: list[str] | None = None) -> None:
+def entry() -> None:
     """Console-script entry: run :func:`main`, then leave without interpreter teardown.
 
     The process is about to end: the cyclic GC would only walk the freshly parsed graph
     (thousands of dicts) again and again, and tearing down modules and objects at exit
     costs milliseconds the user waits for. Output is flushed first; files are closed.
-    ``server``: the command that starts the hook server (``rgraph-hook`` found none), started
-    detached after the output, before this process lowers its priority for other detached work.
     """
     import gc
 
@@ -354,158 +352,11 @@ def entry(server: list[str] | None = None) -> None:
     try:
         sys.stdout.flush()
         sys.stderr.flush()
-        if server:
-            _start_server(server)
         detach.run_deferred()
     except Exception:
         _log_failure("spawn")
     finally:
         os._exit(code)
-
-
-# -- the hook server -------------------------------------------------------------------------
-#: A hook server with no request for this long exits.
-SERVER_IDLE_S = 600.0
-#: A served hook still running after this long is ended (Claude Code stopped waiting long before).
-SERVED_LIMIT_S = 300
-#: How long the server waits for a served hook to end before it makes the next fork.
-BUSY_WAIT_S = 1.0
-#: What the hook server passes on from the environment it was started with (its own
-#: environment names no user, session or home: every request brings the hook's own).
-_SERVER_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "PYTHONPATH")
-#: Modules a served hook would otherwise import while it runs: loaded once, by the server.
-_PRELOAD = (
-    "rolling_graph.capture.events", "rolling_graph.capture.gate", "rolling_graph.capture.tools",
-    "rolling_graph.capture.entities", "rolling_graph.capture.compact_summary", "rolling_graph.core.detach",
-    "rolling_graph.core.ledger", "rolling_graph.core.adjacency", "rolling_graph.render.notes",
-    "rolling_graph.render.lod", "rolling_graph.render.restore", "rolling_graph.safety.cues",
-    "rolling_graph.safety.private", "rolling_graph.safety.rules", "rolling_graph.store.index",
-    "rolling_graph.store.project", "rolling_graph.store.graph_cache", "rolling_graph.warm.snapshot",
-)
-
-
-def _start_server(command: list[str]) -> None:
-    """Start the hook server detached, at this process's priority (its forks run hooks the
-    user waits for), with an environment that names nobody (no home: it serves every one of
-    its user's, each hook bringing its own environment) and no output of its own."""
-    from rolling_graph.core.detach import spawn_detached
-
-    env = {key: os.environ[key] for key in _SERVER_ENV if key in os.environ}
-    env["PYTHONIOENCODING"] = "utf-8"
-    spawn_detached(command, [], os.devnull, env)
-
-
-def _module_times() -> dict[str, int]:
-    """Our loaded modules' source files and their modification times."""
-    times = {}
-    for name, module in list(sys.modules.items()):
-        path = getattr(module, "__file__", None)
-        if path and (name == "rolling_graph" or name.startswith("rolling_graph.")):
-            try:
-                times[path] = os.stat(path).st_mtime_ns
-            except OSError:
-                times[path] = -1
-    return times
-
-
-def serve(address: str, idle_s: float = SERVER_IDLE_S) -> None:
-    """The hook server: a process with this module and what its handlers use already loaded,
-    listening on the abstract Unix socket ``address``, with one fork of itself always waiting
-    for the next hook (the fork is made before the hook comes, not while it waits).
-
-    ``rgraph-hook`` connects and sends its event, working directory, umask and environment,
-    and its stdin, stdout and stderr (file descriptors). The waiting fork takes them on, runs
-    :func:`main` as the hook process would, and sends "R" and the exit code; the hook exits
-    with it. A fork that cannot take the hook closes the connection before it reads anything
-    (no "R"): the hook runs the event itself. The next fork is made once the hook is done.
-    Only its own user is answered (peer credentials). The server exits after ``idle_s`` without
-    a hook, and as soon as one of our source files changed (it would run old code).
-    """
-    import gc
-    import importlib
-    import select
-    import signal
-    import socket
-
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        listener.bind(address)
-    except OSError:  # another server took the address first
-        return
-    listener.listen(64)  # hooks that come meanwhile wait for the loading below
-    for name in _PRELOAD:
-        importlib.import_module(name)
-    loaded = _module_times()
-    gc.collect()
-    gc.freeze()  # the forks' reference counting need not copy the loaded modules' pages
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # forks are reaped by the kernel
-    while _module_times() == loaded:
-        took, busy = os.pipe()  # the fork writes a byte when it takes a hook, and holds ``busy`` until it exits
-        pid = os.fork()
-        if pid == 0:
-            os.close(took)
-            _serve_one(listener, busy, loaded)
-        os.close(busy)
-        if not select.select([took], [], [], idle_s)[0]:  # idle: the waiting fork goes too
-            os.kill(pid, signal.SIGKILL)
-            return
-        if os.read(took, 1):  # it took a hook: the next fork waits until that hook is done, so
-            select.select([took], [], [], BUSY_WAIT_S)  # as not to take CPU from it (a second hook meanwhile waits that long)
-        os.close(took)
-
-
-def _serve_one(listener: Any, busy: int, loaded: dict[str, int]) -> None:
-    """The waiting fork: take one hook, become its process, run it, send "R" and the exit code."""
-    import signal
-    import socket
-
-    code = 0
-    try:
-        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        conn, _ = listener.accept()
-        os.write(busy, b"x")  # (``busy`` is not inherited by detached work: it closes when this process exits)
-        listener.close()
-        conn.settimeout(2.0)
-        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
-        if int.from_bytes(creds[4:8], sys.byteorder) != os.getuid():
-            os._exit(0)
-        message, ancillary, _flags, _addr = conn.recvmsg(1 << 20, socket.CMSG_SPACE(3 * 4))
-        fds = [int.from_bytes(data[i : i + 4], sys.byteorder)
-               for level, kind, data in ancillary if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS
-               for i in range(0, len(data) - 3, 4)]
-        if len(fds) != 3 or _module_times() != loaded:
-            os._exit(0)  # a bad request, or our code changed: the hook runs the event itself
-        import marshal
-
-        event, cwd, umask, env = marshal.loads(message)
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-        for fd in fds:
-            os.close(fd)  # (detached work started from here must not hold the hook's pipes)
-        os.environ.clear()
-        os.environ.update({key.decode(errors="surrogateescape"): value.decode(errors="surrogateescape") for key, value in env.items()})
-        os.chdir(cwd)
-        os.umask(umask)
-        sys.argv = ["rgraph-hook", event]
-        conn.settimeout(None)
-        signal.alarm(SERVED_LIMIT_S)
-    except BaseException:
-        os._exit(0)  # nothing read of the hook's stdin, nothing sent: the hook runs the event itself
-    try:
-        from rolling_graph.core import detach
-
-        detach.defer = True
-        code = main()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        detach.run_deferred()
-    except BaseException:
-        _log_failure("served")
-    finally:
-        try:
-            conn.sendall(b"R" + bytes([code]))  # one message: the hook wakes once
-        finally:
-            os._exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:
