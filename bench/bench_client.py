@@ -17,7 +17,8 @@ per-round ratios (the issue 37 goal: Rolling Graph ≤ 1.15× the no-op plugin).
 ``--breakdown N``, N more rounds of the two plugins with every hook run under a timing shim
 (the same shim for both: a shell and two ``date`` calls around the hook), and per hook event
 the invocations, the median milliseconds of one and the total of a session, Rolling Graph's
-beside the no-op's. Not part of CI (``tests/plugin/test_e2e_claude.py`` keeps a looser bound).
+beside the no-op's. ``--variant LABEL:VAR=VALUE`` (repeatable) adds our plugin with one variable set for
+its hooks to every round (e.g. ``server-off:ROLLING_GRAPH_HOOK_SERVER=off``). Not part of CI (``tests/plugin/test_e2e_claude.py`` keeps a looser bound).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import statistics
 import sys
@@ -140,11 +142,24 @@ def timed_plugins(root: Path, python: Path, log: Path) -> dict[str, Path]:
                 for hook in group["hooks"]:
                     [event] = hook["args"]
                     real = [str(PLUGIN_DIR / "hooks" / "run"), event] if label == "rolling-graph" else [str(python), "-c", "pass"]
+                    if label == "noop":
+                        hook.pop("async", None)  # the no-op stays all synchronous, as write_noop_plugin writes it
                     hook["command"] = str(shim)
                     hook["args"] = [label, event, *real]
         (target / "hooks" / "hooks.json").write_text(json.dumps({"hooks": groups}))
         plugins[label] = target
     return plugins
+
+
+def variant_plugin(root: Path, label: str, assignment: str) -> Path:
+    """A copy of our plugin whose launcher exports ``VAR=VALUE`` first (``--variant``): the same
+    code in the same run with one setting changed, e.g. ``ROLLING_GRAPH_HOOK_SERVER=off``."""
+    target = root / f"variant-{label}"
+    shutil.copytree(PLUGIN_DIR, target, symlinks=True)
+    run = target / "hooks" / "run"
+    shebang, rest = run.read_text().split("\n", 1)
+    run.write_text(f"{shebang}\nexport {assignment}\n{rest}")
+    return target
 
 
 def print_breakdown(log: Path, sessions: int) -> None:
@@ -153,16 +168,20 @@ def print_breakdown(log: Path, sessions: int) -> None:
         label, event, micros = line.split()
         times[(label, event)].append(int(micros) / 1000)
     events = sorted({event for _, event in times})
-    print(f"\nper hook event, under the timing shim ({sessions} sessions each; ms):")
+    background = {hook["args"][0] for groups in json.loads((PLUGIN_DIR / "hooks" / "hooks.json").read_text())["hooks"].values()
+                  for group in groups for hook in group["hooks"] if hook.get("async")}
+    print(f"\nper hook event, under the timing shim ({sessions} sessions each; ms; * ours async, not waited for):")
     print(f"  {'event':22} {'n/session':>9} {'ours one':>9} {'noop one':>9} {'ours total':>11} {'noop total':>11}")
     total = {"rolling-graph": 0.0, "noop": 0.0}
     for event in events:
         ours, noop = times[("rolling-graph", event)], times[("noop", event)]
         for label, values in (("rolling-graph", ours), ("noop", noop)):
-            total[label] += sum(values) / sessions
-        print(f"  {event:22} {len(ours) / sessions:9.1f} {statistics.median(ours) if ours else 0:9.1f} "
+            if not (label == "rolling-graph" and event in background):
+                total[label] += sum(values) / sessions
+        name = f"{event}{' *' if event in background else ''}"
+        print(f"  {name:22} {len(ours) / sessions:9.1f} {statistics.median(ours) if ours else 0:9.1f} "
               f"{statistics.median(noop) if noop else 0:9.1f} {sum(ours) / sessions:11.0f} {sum(noop) / sessions:11.0f}")
-    print(f"  {'all hooks':22} {'':9} {'':9} {'':9} {total['rolling-graph']:11.0f} {total['noop']:11.0f}")
+    print(f"  {'hooks waited for':22} {'':9} {'':9} {'':9} {total['rolling-graph']:11.0f} {total['noop']:11.0f}")
 
 
 def main() -> None:
@@ -174,6 +193,8 @@ def main() -> None:
                         "python for the no-op plugin (default: this interpreter's environment)")
     parser.add_argument("--breakdown", type=int, default=0, metavar="N", help="N more rounds timing every hook")
     parser.add_argument("--json", type=Path, help="also write every measurement here")
+    parser.add_argument("--variant", action="append", default=[], metavar="LABEL:VAR=VALUE",
+                        help="also time our plugin with VAR=VALUE set for its hooks, as LABEL, in every round")
     args = parser.parse_args()
     if CLAUDE is None:
         raise SystemExit("bench_client: the Claude Code CLI `claude` is not on PATH")
@@ -188,6 +209,9 @@ def main() -> None:
         noop = write_noop_plugin(root / "noop-plugin", python=str(venv_bin / "python3"))
         print(f"rgraph-hook: {venv_bin / 'rgraph-hook'}; no-op hooks: {venv_bin / 'python3'} -c pass", flush=True)
         plugins: dict[str, Path | None] = {"rolling-graph": PLUGIN_DIR, "noop": noop, "none": None}
+        for variant in args.variant:
+            label, assignment = variant.split(":", 1)
+            plugins[label] = variant_plugin(root, label, assignment)
         try:
             for i in range(args.earlier):
                 elapsed = run_session(sandbox, PLUGIN_DIR, session_turns(files, 8, offset=i), EARLIER_PROMPTS[i % len(EARLIER_PROMPTS)])
@@ -223,6 +247,10 @@ def main() -> None:
     print(f"  rolling-graph / noop: {med['rolling-graph'] / med['noop']:.3f} (ratio of medians), "
           f"{statistics.median(per_round):.3f} (median of per-round ratios: {', '.join(f'{x:.2f}' for x in per_round)})")
     print(f"  rolling-graph / none: {med['rolling-graph'] / med['none']:.3f};  noop / none: {med['noop'] / med['none']:.3f}")
+    for name in names[3:]:
+        ratios = [ours / noop for ours, noop in zip(walls[name], walls["noop"], strict=True)]
+        print(f"  {name} / noop: {med[name] / med['noop']:.3f} (ratio of medians), {statistics.median(ratios):.3f} "
+              f"(median of per-round ratios: {', '.join(f'{x:.2f}' for x in ratios)})")
     if args.json:
         report: dict[str, Any] = {"walls": walls, "tools": args.tools, "rounds": args.rounds}
         args.json.write_text(json.dumps(report, indent=1))

@@ -296,7 +296,9 @@ def plugin_name(plugin_dir: Path = PLUGIN_DIR) -> str:
 
 def write_noop_plugin(target: Path, *, like: Path = PLUGIN_DIR, python: str = sys.executable) -> Path:
     """A plugin with the same hook wiring (events, matchers, timeouts) whose every hook is
-    ``<python> -c pass`` (default: this interpreter): the floor a Python hook plugin costs."""
+    ``<python> -c pass`` (default: this interpreter), every one synchronous: the floor a Python
+    hook plugin costs. (An ``"async": true`` of ours is dropped: the floor stays the plugin that
+    Claude Code waits for on every event, the one issue 37 measured against.)"""
     (target / ".claude-plugin").mkdir(parents=True)
     (target / "hooks").mkdir()
     manifest = {"name": "rolling-graph-noop", "version": "0.0.0", "description": "No-op hooks for timing"}
@@ -306,6 +308,7 @@ def write_noop_plugin(target: Path, *, like: Path = PLUGIN_DIR, python: str = sy
         for group in matchers:
             for hook in group["hooks"]:
                 hook.pop("args", None)
+                hook.pop("async", None)
                 hook["command"] = f"{python} -c pass"
     (target / "hooks" / "hooks.json").write_text(json.dumps({"hooks": groups}, indent=2))
     return target

@@ -325,6 +325,24 @@ def test_a_tool_time_note_from_an_earlier_session_reaches_the_model(scenario: Sc
     assert "app.py, in " in notes[0] and 'source="earlier sessions"' in notes[0]
 
 
+def test_session_end_in_the_background_still_reconciles(tmp_path: Path, warm_dsn: str) -> None:
+    # SessionEnd is "async": claude does not wait for it, and the hook still runs to its end
+    # after claude has exited: the detached finish it starts reconciles the session into the
+    # warm graph (no compaction here, so nothing else would), and the project gets its snapshot.
+    if warm_dsn == UNREACHABLE_DSN:
+        pytest.skip("no PostgreSQL for the warm graph")
+    sandbox = Sandbox.create(tmp_path, ROLLING_GRAPH_DSN=warm_dsn)
+    (sandbox.project / "notes.md").write_text("# Notes\n")
+    with StandinModel([Turn.tools(read(sandbox.project / "notes.md")), Turn.say("Noted.")]) as model:
+        run = sandbox.run(model, DECISION_PROMPT)
+
+    assert registered_hooks()["SessionEnd"][0]["hooks"][0].get("async") is True
+    assert wait_for_snapshot(sandbox.rg_home), "SessionEnd's reconcile never wrote the project's snapshot"
+    assert "session-end" in sandbox.fired_events()
+    assert stderr_hook_errors(run) == [] and hook_errors(sandbox.transcript(run.session_id)) == []
+    sandbox.stop_embedded_database()
+
+
 def message_text(message: dict[str, Any]) -> str:
     if isinstance(message["content"], str):
         return message["content"]
