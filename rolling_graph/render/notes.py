@@ -49,6 +49,9 @@ PATH_SHOWN = 90
 #: arguments) gets no note: it names files, it does not work on them. A tool that works on a
 #: file (Read, Edit, Write, NotebookEdit) names exactly one, so no list of tool names is needed.
 LISTED_PATHS = 2
+PARTNERS_SHOWN = 3
+TOOL_PARTNERS = 2
+TOOL_PARTNER_WEIGHT = 0.5
 
 
 def _remember(counters: Counters, key: str, ids: list[str]) -> list[str]:
@@ -101,17 +104,19 @@ def render_note(entry: dict[str, Any], budget_chars: int, *, shown: str = "", to
     for row in entry.get("with") or ():
         if not (isinstance(row, list) and len(row) >= 2 and isinstance(row[0], str) and isinstance(row[1], (int, float))):
             continue
+        if not full and row[1] < TOOL_PARTNER_WEIGHT:
+            continue
         other = row[0]
         if file_id(other) in touched or other in shown:
             continue
         partners.append(f"{esc(other, PATH_SHOWN)} ({float(row[1]):.2f})")
     if partners:
-        parts.append("usually changed with: " + ", ".join(partners[:3]))
+        parts.append("usually changed with: " + ", ".join(partners[:PARTNERS_SHOWN if full else TOOL_PARTNERS]))
     failure = entry.get("failure")
     if isinstance(failure, dict) and isinstance(failure.get("text"), str) and failure["text"] not in shown:
         state = failure.get("state")
         parts.append("last failure: " + esc(failure["text"], 100) + (f" ({esc(state, 20)})" if isinstance(state, str) else ""))
-    decision = entry.get("decision")
+    decision = entry.get("decision") if full else None
     if isinstance(decision, str) and decision:
         parts.append("decision: " + esc(decision, 110))
     what = entry.get("what") if full else None
@@ -128,9 +133,21 @@ def render_note(entry: dict[str, Any], budget_chars: int, *, shown: str = "", to
     for part in parts:
         if len(text) + 3 + len(part) <= room:
             text += "\n· " + part
-    if text == head and not counts:
+    if text == head and (not counts or not full):
         return ""  # a bare "in N sessions" says too little to be worth the room
     return f"{OPEN}\n{text}\n{CLOSE}"
+
+
+def session_left(counters: Counters, settings: RenderSettings) -> int:
+    """Characters the session's note budget still allows (``note_session_tokens``): all that
+    prompts and tools are told between the full blocks counts against it."""
+    return max(0, int(settings.note_session_tokens * settings.chars_per_token) - _int(counters.get("note_chars")))
+
+
+def charge(counters: Counters, chars: int) -> None:
+    """Count ``chars`` told at a prompt or tool against the session's note budget."""
+    if chars:
+        counters["note_chars"] = _int(counters.get("note_chars")) + chars
 
 
 def _room(counters: Counters, settings: RenderSettings) -> int:
@@ -138,9 +155,8 @@ def _room(counters: Counters, settings: RenderSettings) -> int:
     and the pace leave."""
     spent = _int(counters.get("note_chars"))
     per_note = int(settings.note_tokens * settings.chars_per_token)
-    session_left = int(settings.note_session_tokens * settings.chars_per_token) - spent
     pace_left = per_note + settings.note_pace_chars * counters["events"] // 100 - spent
-    return min(per_note, session_left, pace_left)
+    return min(per_note, session_left(counters, settings), pace_left)
 
 
 def tool_note(counters: Counters, event: PendingEvent, notes: dict[str, Any], settings: RenderSettings) -> str:
@@ -164,7 +180,7 @@ def tool_note(counters: Counters, event: PendingEvent, notes: dict[str, Any], se
         text = render_note(notes[nid], room, shown=shown, touched=touched - {nid}, full=False)
         _remember(counters, "notes_told", [nid])  # looked at once: a file gets one chance a session
         if text:
-            counters["note_chars"] = _int(counters.get("note_chars")) + len(text)
+            charge(counters, len(text))
             return text
     return ""
 
@@ -194,5 +210,5 @@ def prompt_notes(counters: Counters, prompt: str, notes: dict[str, Any], setting
             left -= len(text) + 1
             _remember(counters, "notes_told", [nid])
     joined = "\n".join(out)
-    counters["note_chars"] = _int(counters.get("note_chars")) + len(joined)
+    charge(counters, len(joined))
     return joined

@@ -81,7 +81,7 @@ def test_a_prompt_naming_a_node_says_the_same_with_the_cache_as_with_the_whole_g
     shutil.copytree(home.with_name("sessions-copy"), home)
     cache_file(store).unlink()
     without_cache = note_for(f"How does the {label} work?")
-    assert label in with_cache and "You named (full branch)" in with_cache
+    assert label in with_cache and "You named:" in with_cache
     assert with_cache == without_cache
     assert store.load_state(SID)["ledger"] == state_with
 
