@@ -42,6 +42,9 @@ SUMMARY_SHOWN = 160
 #: A prompt's restore of a branch it names: linked names shown, and the characters of each label.
 NAMED_LINKS = 6
 NAMED_LABEL = 60
+#: ... and the kinds of what it names with it: names, and the decisions about them (not the
+#: requests, tasks and errors the conversation itself holds).
+NAMED_WITH = frozenset({"file", "symbol", *INTENT_KINDS})
 HEADING_SHOWN = 120
 _WORD_RE = lazy(r"[a-z0-9][a-z0-9+#.-]{2,}")
 _PUNCT_TO_SPACE = str.maketrans({c: " " for c in "()[]{}<>,;:!?\"'`/|\\=*&^%$@~"})
@@ -270,10 +273,9 @@ def render_prompt_note(
     (``adj``: :func:`adjacency` of at least those nodes).
 
     A named branch is restored as names, not prose: the node's own line without its summary,
-    then the labels of its linked nodes the conversation was not told yet (``told``: the
-    ledger's, the startup or compaction block's nodes included). A named node the
-    conversation was told, with nothing untold linked to it, is left out: the block already
-    gave it. Returns the text and the ids shown (what the ledger records as told).
+    then the labels of the files, code names and decisions linked to it that the
+    conversation was not told yet (``told``: the ledger's, the startup or compaction block's
+    nodes included). A named node with none is left out: the prompt already said its name. Returns the text and the ids shown (what the ledger records as told).
     """
     if not new_ids and not named_ids:
         return "", []
@@ -290,9 +292,10 @@ def render_prompt_note(
     for nid in named_ids[:3]:
         if nid in shown:
             continue
-        others = [o for _, o, _ in adj.get(nid, []) if o not in shown and o not in told and o not in named_ids][:NAMED_LINKS]
-        if nid in told and not others:
-            continue
+        others = [o for _, o, _ in adj.get(nid, []) if o not in shown and o not in told and o not in named_ids
+                  and doc["nodes"][o]["kind"] in NAMED_WITH][:NAMED_LINKS]
+        if not others:
+            continue  # the prompt said the name itself: nothing to add
         n = doc["nodes"][nid]
         line = f"* [{esc(n['kind'], 20)}] {esc(n['label'], NAMED_LABEL)}"
         if others:
