@@ -12,14 +12,20 @@ hook adds one short note::
     </rolling-graph-memory>
 
 Its parts, the most telling first (a part that does not fit is left out whole): the files
-usually changed with it, the last failure there, a decision about it, and (in a prompt's
-note, at full resolution) the code its edits touched. Rules, in this order: at most one note an event, for the highest-ranked file it touched
-(sessions, then edits); each file at most once a session; never what the tool's own
-output just showed (a partner file or a code name it contains is left out) nor a partner
-the session has already touched itself; under a per-note budget, a session budget, and a
-pace (``RenderSettings.note_pace_chars``: characters per 100 hook events, one note's worth
-ahead). A prompt that names a known file gets its note too (the design's first mode, full
-resolution within the prompt's budget), once.
+usually changed with it, the last failure there, and (in a prompt's note, at full
+resolution) a decision about it and the code its edits touched. Rules, in this order: at
+most one note an event, for the highest-ranked file it touched (sessions, then edits); each
+file at most once a session; a tool's note only when it names what the session has not met
+(a partner going with the file in half their sessions or more, :data:`TOOL_PARTNER_WEIGHT`,
+two at most; the last failure): measured on the entire-cli chain, notes of counts alone,
+weaker partners and a decision's prose surfaced names the session used within 40 events at
+0.01–0.03; never what the tool's own output just showed (a partner file or a code name it
+contains is left out) nor a partner the session has already touched itself; under a
+per-note budget, a pace (``RenderSettings.note_pace_chars``: characters per 100 hook events,
+one note's worth ahead) and the session budget, which everything a prompt or a tool is told
+counts against (:func:`charge`, :func:`session_left`; the prompts' own news and named
+branches too, :mod:`rolling_graph.render.inject`). A prompt that names a known file gets its
+note too (the design's first mode, full resolution within the prompt's budget), once.
 
 What the session was told and touched lives in its state's counters (``notes_told``,
 ``notes_touched``, ``note_chars``), rewritten with the state on every event. String
