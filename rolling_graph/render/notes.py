@@ -55,9 +55,13 @@ PATH_SHOWN = 90
 #: arguments) gets no note: it names files, it does not work on them. A tool that works on a
 #: file (Read, Edit, Write, NotebookEdit) names exactly one, so no list of tool names is needed.
 LISTED_PATHS = 2
-PARTNERS_SHOWN = 3
-TOOL_PARTNERS = 2
+#: Partners a note names at most; in a tool's note only those going with the file in this
+#: share of their sessions or more.
+PARTNERS_SHOWN = 2
 TOOL_PARTNER_WEIGHT = 0.5
+#: Code names a prompt's note gives (those its edits touched in earlier sessions).
+CODE_SHOWN = 6
+CODE_CHARS = 110
 
 
 def _remember(counters: Counters, key: str, ids: list[str]) -> list[str]:
@@ -117,7 +121,7 @@ def render_note(entry: dict[str, Any], budget_chars: int, *, shown: str = "", to
             continue
         partners.append(f"{esc(other, PATH_SHOWN)} ({float(row[1]):.2f})")
     if partners:
-        parts.append("usually changed with: " + ", ".join(partners[:PARTNERS_SHOWN if full else TOOL_PARTNERS]))
+        parts.append("usually changed with: " + ", ".join(partners[:PARTNERS_SHOWN]))
     failure = entry.get("failure")
     if isinstance(failure, dict) and isinstance(failure.get("text"), str) and failure["text"] not in shown:
         state = failure.get("state")
@@ -129,7 +133,7 @@ def render_note(entry: dict[str, Any], budget_chars: int, *, shown: str = "", to
     if isinstance(what, str) and what:
         names = [n.strip() for n in what.split(",") if n.strip() and n.strip().strip("`") not in shown]
         if names:
-            parts.append("code edited: " + esc(", ".join(names[:4]), 110))
+            parts.append("code edited: " + esc(", ".join(names[:CODE_SHOWN]), CODE_CHARS))
     if not parts and not sessions:
         return ""
     room = budget_chars - len(OPEN) - len(CLOSE) - 2
@@ -191,13 +195,26 @@ def tool_note(counters: Counters, event: PendingEvent, notes: dict[str, Any], se
     return ""
 
 
+def _said(prompt: str, name: str) -> bool:
+    """Does ``prompt`` hold ``name`` as a whole (not the tail of a longer name or path:
+    ``workflow_test.go`` is not said by ``manual_commit_workflow_test.go``)?"""
+    at = prompt.find(name)
+    while at >= 0:
+        before = prompt[at - 1] if at else " "
+        if not (before.isalnum() or before in "_-.") and (at + len(name) == len(prompt) or not (prompt[at + len(name)].isalnum() or prompt[at + len(name)] in "_-")):
+            return True
+        at = prompt.find(name, at + 1)
+    return False
+
+
 def prompt_notes(counters: Counters, prompt: str, notes: dict[str, Any], settings: RenderSettings, budget_chars: int) -> str:
     """The notes of the known files a prompt names (by path, or by a file name of five
     characters or more), each once a session, at full resolution within ``budget_chars``."""
     if not notes or not prompt:
         return ""
     told = set(_remember(counters, "notes_told", []))
-    named = []
+    by_path: list[str] = []
+    by_name: dict[str, str] = {}  # a file name several paths share: the best-known of them
     for nid, entry in notes.items():
         if nid in told or not isinstance(entry, dict):
             continue
@@ -205,11 +222,18 @@ def prompt_notes(counters: Counters, prompt: str, notes: dict[str, Any], setting
         if not isinstance(path, str):
             continue
         base = path.rsplit("/", 1)[-1]
-        if path in prompt or (len(base) >= 5 and "." in base and base in prompt):
-            named.append(nid)
+        if _said(prompt, path):
+            by_path.append(nid)
+        elif len(base) >= 5 and "." in base and _said(prompt, base):
+            best = by_name.get(base)
+            if best is None or _rank(entry) > _rank(notes[best]):
+                by_name[base] = nid
+    named = sorted(by_path, key=lambda i: _rank(notes[i]), reverse=True)
+    bases = {notes[i]["path"].rsplit("/", 1)[-1] for i in named}  # a path said names its file, not its namesakes
+    named += sorted((i for b, i in by_name.items() if b not in bases), key=lambda i: _rank(notes[i]), reverse=True)
     out = []
     left = budget_chars
-    for nid in sorted(named, key=lambda i: _rank(notes[i]), reverse=True)[:3]:
+    for nid in named[:3]:
         text = render_note(notes[nid], left)
         if text:
             out.append(text)

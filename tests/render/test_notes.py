@@ -106,6 +106,23 @@ def test_what_prompts_are_told_counts_against_the_session_budget() -> None:
     assert session_left(counters, settings) == 0
 
 
+def test_a_prompt_gets_the_notes_of_the_files_it_names_as_a_whole() -> None:
+    from rolling_graph.render.notes import prompt_notes
+
+    notes = {file_id(p): {**PARSER, "path": p, "sessions": n} for p, n in [
+        ("src/workflow_test.py", 5), ("src/a/hooks.py", 2), ("src/b/hooks.py", 6), ("src/c/hooks.py", 1)]}
+
+    def told(prompt: str) -> list[str]:
+        counters = new_counters()
+        text = prompt_notes(counters, prompt, notes, RenderSettings(), 10_000)
+        return [line.split(",")[0] for line in text.splitlines() if line.startswith("src/")]
+
+    assert told("why does manual_workflow_test.py fail?") == []  # the tail of a longer name names nothing
+    assert told("why does workflow_test.py fail?") == ["src/workflow_test.py"]
+    assert told("look at hooks.py") == ["src/b/hooks.py"]  # a name three files share: the best-known one
+    assert told("look at src/a/hooks.py") == ["src/a/hooks.py"]  # a path names its file, not its namesakes
+
+
 # -- through the hook, from the project's snapshot file ------------------------------------
 def _snapshot(home: Path, project: str) -> None:
     write_snapshot(home, project, {"generated_at": "2026-11-27T00:00:00Z", "nodes": [], "edges": [], "notes": NOTES})
