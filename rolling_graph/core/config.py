@@ -113,7 +113,7 @@ class RenderSettings(_Strategy):
     notes = True
     #: Budget of one note (its tags included).
     note_tokens = 130
-    #: All of a session's notes together, at most.
+    #: All that a session's prompts and tools are told, at most: notes, the prompts' news and named branches.
     note_session_tokens = 1500
     #: Pace: note characters per 100 hook events, one note's worth ahead.
     note_pace_chars = 1200

@@ -33,10 +33,11 @@ def count_injection(doc: HookState | SessionDoc, text: str, settings: Settings) 
 # is something to say (see rolling_graph.store.index).
 
 
-def prompt_context(view: HookView, prompt: str, settings: Settings, event_id: str | None = None) -> str:
+def prompt_context(view: HookView, prompt: str, settings: Settings, event_id: str | None = None, room_chars: int | None = None) -> str:
     """What a prompt gets: what is new since the last note, and any branch it names (once).
 
-    A named branch gets the full LOD budget; a plain delta the smaller delta budget.
+    A named branch gets the full LOD budget; a plain delta the smaller delta budget; both
+    within ``room_chars`` when given (what the session's note budget leaves).
     """
     from rolling_graph.core import ledger as ledger_mod
     from rolling_graph.store import index as index_mod
@@ -62,8 +63,10 @@ def prompt_context(view: HookView, prompt: str, settings: Settings, event_id: st
     order = [n for n in order if n in nodes]  # (an index a crash left ahead of its graph names no ghost)
     named = sorted((n for n in named if n in nodes), key=lambda i: -nodes[i]["weight"])  # as render.mentions orders
     budget = settings.render.budget_tokens if named else settings.render.delta_budget_tokens
+    if room_chars is not None:
+        budget = min(budget, int(room_chars / settings.render.chars_per_token))
     adj = {nid: adj[nid] for nid in dict.fromkeys([*order[:20], *named[:3]]) if nid in adj}
-    text, shown = render_prompt_note(doc, order, named, settings.render, budget, adj=adj)
+    text, shown = render_prompt_note(doc, order, named, settings.render, budget, adj=adj, told=ledger["told"])
     if named:
         view.state["counters"]["named_restored"] = [*restored, *(n for n in named if n in shown)][-RESTORED_MAX:]
     ledger_mod.record(ledger, {n: fresh.get(n) or ledger_mod.fingerprint(n, doc, adj) for n in shown})
@@ -133,20 +136,30 @@ def speak(view: HookView, event_name: str, event: PendingEvent, settings: Settin
     """What this event tells the model: the session's own news, and (``notes``: the project's
     tool-time notes, :mod:`rolling_graph.render.notes`) what earlier sessions know of what
     it names or touches."""
+    from rolling_graph.render.notes import charge, session_left
+
+    counters = view.state["counters"]
     if event_name == "UserPromptSubmit":
-        text = prompt_context(view, event["text"], settings, event["id"])
+        # Everything a prompt is told between full blocks counts against the session's note
+        # budget (RenderSettings.note_session_tokens), its own news and named branches included.
+        left = session_left(counters, settings.render)
+        text = prompt_context(view, event["text"], settings, event["id"], left)
+        charge(counters, len(text))
         if notes:
             from rolling_graph.render.notes import prompt_notes
 
-            room = int(settings.render.budget_tokens * settings.render.chars_per_token) - len(text)
-            extra = prompt_notes(view.state["counters"], event["text"], notes, settings.render, room)
+            room = min(int(settings.render.budget_tokens * settings.render.chars_per_token), left) - len(text) - (1 if text else 0)
+            extra = prompt_notes(counters, event["text"], notes, settings.render, room)
+            if text and extra:
+                charge(counters, 1)  # the line between them
             text = f"{text}\n{extra}" if text and extra else text or extra
     else:
         text = tool_context(view, event, settings)
+        charge(counters, len(text))
         if notes is not None:  # (with no room left it still records what the tool touched)
             from rolling_graph.render.notes import tool_note
 
-            note = tool_note(view.state["counters"], event, notes if not text else {}, settings.render)
+            note = tool_note(counters, event, notes if not text else {}, settings.render)
             text = text or note
     if text:
         count_injection(view.state, text, settings)

@@ -22,7 +22,7 @@ from rolling_graph.safety.sanitize import esc
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Collection, Iterable
 
     from rolling_graph.core.config import RenderSettings
     from rolling_graph.core.types import Adjacency, GraphDoc, Node
@@ -39,6 +39,12 @@ OPEN = opening("hot graph")
 OPEN_EARLIER = opening("earlier sessions")
 CLOSE = "</rolling-graph-memory>"
 SUMMARY_SHOWN = 160
+#: A prompt's restore of a branch it names: linked names shown, and the characters of each label.
+NAMED_LINKS = 6
+NAMED_LABEL = 60
+#: ... and the kinds of what it names with it: names, and the decisions about them (not the
+#: requests, tasks and errors the conversation itself holds).
+NAMED_WITH = frozenset({"file", "symbol", *INTENT_KINDS})
 HEADING_SHOWN = 120
 _WORD_RE = lazy(r"[a-z0-9][a-z0-9+#.-]{2,}")
 _PUNCT_TO_SPACE = str.maketrans({c: " " for c in "()[]{}<>,;:!?\"'`/|\\=*&^%$@~"})
@@ -261,11 +267,15 @@ def render_prompt_note(
     settings: RenderSettings,
     budget_tokens: int,
     adj: Adjacency,
+    told: Collection[str] = (),
 ) -> tuple[str, list[str]]:
     """A prompt's note: what is new since the last one, then the branches it names
     (``adj``: :func:`adjacency` of at least those nodes).
 
-    Returns the text and the ids shown at full resolution.
+    A named branch is restored as names, not prose: the node's own line without its summary,
+    then the labels of the files, code names and decisions linked to it that the
+    conversation was not told yet (``told``: the ledger's, the startup or compaction block's
+    nodes included). A named node with none is left out: the prompt already said its name. Returns the text and the ids shown (what the ledger records as told).
     """
     if not new_ids and not named_ids:
         return "", []
@@ -278,16 +288,25 @@ def render_prompt_note(
             if not b.add(node_line(nid, doc, adj)):
                 break
             shown.append(nid)
-    named = [n for n in named_ids[:3] if n not in shown]
-    branch = "You named (full branch):"
-    if named and b.fits(branch, len(node_line(named[0], doc, adj)) + 1) and b.add(branch):
-        for nid in named:
-            if not b.add(node_line(nid, doc, adj)):
+    lines: list[tuple[str, list[str]]] = []
+    for nid in named_ids[:3]:
+        if nid in shown:
+            continue
+        others = [o for _, o, _ in adj.get(nid, []) if o not in shown and o not in told and o not in named_ids
+                  and doc["nodes"][o]["kind"] in NAMED_WITH][:NAMED_LINKS]
+        if not others:
+            continue  # the prompt said the name itself: nothing to add
+        n = doc["nodes"][nid]
+        line = f"* [{esc(n['kind'], 20)}] {esc(n['label'], NAMED_LABEL)}"
+        if others:
+            line += " — with: " + ", ".join(esc(doc["nodes"][o]["label"], NAMED_LABEL) for o in others)
+        lines.append((line, [nid, *others]))
+    branch = "You named:"
+    if lines and b.fits(branch, len(lines[0][0]) + 1) and b.add(branch):
+        for line, ids in lines:
+            if not b.add(line):
                 break
-            shown.append(nid)
-            for _, other, _ in adj.get(nid, [])[:6]:
-                if other not in shown and not b.add("  - " + summary_line(other, doc)):
-                    break
+            shown.extend(i for i in ids if i not in shown)
     return (b.text(), shown) if shown else ("", [])
 
 

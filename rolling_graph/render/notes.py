@@ -12,14 +12,20 @@ hook adds one short note::
     </rolling-graph-memory>
 
 Its parts, the most telling first (a part that does not fit is left out whole): the files
-usually changed with it, the last failure there, a decision about it, and (in a prompt's
-note, at full resolution) the code its edits touched. Rules, in this order: at most one note an event, for the highest-ranked file it touched
-(sessions, then edits); each file at most once a session; never what the tool's own
-output just showed (a partner file or a code name it contains is left out) nor a partner
-the session has already touched itself; under a per-note budget, a session budget, and a
-pace (``RenderSettings.note_pace_chars``: characters per 100 hook events, one note's worth
-ahead). A prompt that names a known file gets its note too (the design's first mode, full
-resolution within the prompt's budget), once.
+usually changed with it, the last failure there, and (in a prompt's note, at full
+resolution) a decision about it and the code its edits touched. Rules, in this order: at
+most one note an event, for the highest-ranked file it touched (sessions, then edits); each
+file at most once a session; a tool's note only when it names what the session has not met
+(a partner going with the file in half their sessions or more, :data:`TOOL_PARTNER_WEIGHT`,
+two at most; the last failure): measured on the entire-cli chain, notes of counts alone,
+weaker partners and a decision's prose surfaced names the session used within 40 events at
+0.01–0.03; never what the tool's own output just showed (a partner file or a code name it
+contains is left out) nor a partner the session has already touched itself; under a
+per-note budget, a pace (``RenderSettings.note_pace_chars``: characters per 100 hook events,
+one note's worth ahead) and the session budget, which everything a prompt or a tool is told
+counts against (:func:`charge`, :func:`session_left`; the prompts' own news and named
+branches too, :mod:`rolling_graph.render.inject`). A prompt that names a known file gets its
+note too (the design's first mode, full resolution within the prompt's budget), once.
 
 What the session was told and touched lives in its state's counters (``notes_told``,
 ``notes_touched``, ``note_chars``), rewritten with the state on every event. String
@@ -49,6 +55,13 @@ PATH_SHOWN = 90
 #: arguments) gets no note: it names files, it does not work on them. A tool that works on a
 #: file (Read, Edit, Write, NotebookEdit) names exactly one, so no list of tool names is needed.
 LISTED_PATHS = 2
+#: Partners a note names at most; in a tool's note only those going with the file in this
+#: share of their sessions or more.
+PARTNERS_SHOWN = 2
+TOOL_PARTNER_WEIGHT = 0.5
+#: Code names a prompt's note gives (those its edits touched in earlier sessions).
+CODE_SHOWN = 6
+CODE_CHARS = 110
 
 
 def _remember(counters: Counters, key: str, ids: list[str]) -> list[str]:
@@ -101,24 +114,26 @@ def render_note(entry: dict[str, Any], budget_chars: int, *, shown: str = "", to
     for row in entry.get("with") or ():
         if not (isinstance(row, list) and len(row) >= 2 and isinstance(row[0], str) and isinstance(row[1], (int, float))):
             continue
+        if not full and row[1] < TOOL_PARTNER_WEIGHT:
+            continue
         other = row[0]
         if file_id(other) in touched or other in shown:
             continue
         partners.append(f"{esc(other, PATH_SHOWN)} ({float(row[1]):.2f})")
     if partners:
-        parts.append("usually changed with: " + ", ".join(partners[:3]))
+        parts.append("usually changed with: " + ", ".join(partners[:PARTNERS_SHOWN]))
     failure = entry.get("failure")
     if isinstance(failure, dict) and isinstance(failure.get("text"), str) and failure["text"] not in shown:
         state = failure.get("state")
         parts.append("last failure: " + esc(failure["text"], 100) + (f" ({esc(state, 20)})" if isinstance(state, str) else ""))
-    decision = entry.get("decision")
+    decision = entry.get("decision") if full else None
     if isinstance(decision, str) and decision:
         parts.append("decision: " + esc(decision, 110))
     what = entry.get("what") if full else None
     if isinstance(what, str) and what:
         names = [n.strip() for n in what.split(",") if n.strip() and n.strip().strip("`") not in shown]
         if names:
-            parts.append("code edited: " + esc(", ".join(names[:4]), 110))
+            parts.append("code edited: " + esc(", ".join(names[:CODE_SHOWN]), CODE_CHARS))
     if not parts and not sessions:
         return ""
     room = budget_chars - len(OPEN) - len(CLOSE) - 2
@@ -128,9 +143,21 @@ def render_note(entry: dict[str, Any], budget_chars: int, *, shown: str = "", to
     for part in parts:
         if len(text) + 3 + len(part) <= room:
             text += "\n· " + part
-    if text == head and not counts:
+    if text == head and (not counts or not full):
         return ""  # a bare "in N sessions" says too little to be worth the room
     return f"{OPEN}\n{text}\n{CLOSE}"
+
+
+def session_left(counters: Counters, settings: RenderSettings) -> int:
+    """Characters the session's note budget still allows (``note_session_tokens``): all that
+    prompts and tools are told between the full blocks counts against it."""
+    return max(0, int(settings.note_session_tokens * settings.chars_per_token) - _int(counters.get("note_chars")))
+
+
+def charge(counters: Counters, chars: int) -> None:
+    """Count ``chars`` told at a prompt or tool against the session's note budget."""
+    if chars:
+        counters["note_chars"] = _int(counters.get("note_chars")) + chars
 
 
 def _room(counters: Counters, settings: RenderSettings) -> int:
@@ -138,9 +165,8 @@ def _room(counters: Counters, settings: RenderSettings) -> int:
     and the pace leave."""
     spent = _int(counters.get("note_chars"))
     per_note = int(settings.note_tokens * settings.chars_per_token)
-    session_left = int(settings.note_session_tokens * settings.chars_per_token) - spent
     pace_left = per_note + settings.note_pace_chars * counters["events"] // 100 - spent
-    return min(per_note, session_left, pace_left)
+    return min(per_note, session_left(counters, settings), pace_left)
 
 
 def tool_note(counters: Counters, event: PendingEvent, notes: dict[str, Any], settings: RenderSettings) -> str:
@@ -164,9 +190,21 @@ def tool_note(counters: Counters, event: PendingEvent, notes: dict[str, Any], se
         text = render_note(notes[nid], room, shown=shown, touched=touched - {nid}, full=False)
         _remember(counters, "notes_told", [nid])  # looked at once: a file gets one chance a session
         if text:
-            counters["note_chars"] = _int(counters.get("note_chars")) + len(text)
+            charge(counters, len(text))
             return text
     return ""
+
+
+def _said(prompt: str, name: str) -> bool:
+    """Does ``prompt`` hold ``name`` as a whole (not the tail of a longer name or path:
+    ``workflow_test.go`` is not said by ``manual_commit_workflow_test.go``)?"""
+    at = prompt.find(name)
+    while at >= 0:
+        before = prompt[at - 1] if at else " "
+        if not (before.isalnum() or before in "_-.") and (at + len(name) == len(prompt) or not (prompt[at + len(name)].isalnum() or prompt[at + len(name)] in "_-")):
+            return True
+        at = prompt.find(name, at + 1)
+    return False
 
 
 def prompt_notes(counters: Counters, prompt: str, notes: dict[str, Any], settings: RenderSettings, budget_chars: int) -> str:
@@ -175,7 +213,8 @@ def prompt_notes(counters: Counters, prompt: str, notes: dict[str, Any], setting
     if not notes or not prompt:
         return ""
     told = set(_remember(counters, "notes_told", []))
-    named = []
+    by_path: list[str] = []
+    by_name: dict[str, str] = {}  # a file name several paths share: the best-known of them
     for nid, entry in notes.items():
         if nid in told or not isinstance(entry, dict):
             continue
@@ -183,16 +222,23 @@ def prompt_notes(counters: Counters, prompt: str, notes: dict[str, Any], setting
         if not isinstance(path, str):
             continue
         base = path.rsplit("/", 1)[-1]
-        if path in prompt or (len(base) >= 5 and "." in base and base in prompt):
-            named.append(nid)
+        if _said(prompt, path):
+            by_path.append(nid)
+        elif len(base) >= 5 and "." in base and _said(prompt, base):
+            best = by_name.get(base)
+            if best is None or _rank(entry) > _rank(notes[best]):
+                by_name[base] = nid
+    named = sorted(by_path, key=lambda i: _rank(notes[i]), reverse=True)
+    bases = {notes[i]["path"].rsplit("/", 1)[-1] for i in named}  # a path said names its file, not its namesakes
+    named += sorted((i for b, i in by_name.items() if b not in bases), key=lambda i: _rank(notes[i]), reverse=True)
     out = []
     left = budget_chars
-    for nid in sorted(named, key=lambda i: _rank(notes[i]), reverse=True)[:3]:
+    for nid in named[:3]:
         text = render_note(notes[nid], left)
         if text:
             out.append(text)
             left -= len(text) + 1
             _remember(counters, "notes_told", [nid])
     joined = "\n".join(out)
-    counters["note_chars"] = _int(counters.get("note_chars")) + len(joined)
+    charge(counters, len(joined))
     return joined

@@ -142,6 +142,28 @@ def test_the_cli_and_the_block_read_what_is_superseded_from_the_edges_alike() ->
     assert "Quarterly roadmap" not in "".join(line for line in block.splitlines() if "supersed" in line)
 
 
+def test_a_prompt_restores_a_named_branch_as_names_and_only_what_was_not_told() -> None:
+    from rolling_graph.core.adjacency import adjacency
+    from rolling_graph.render.lod import render_prompt_note
+
+    doc = small_story()
+    doc["nodes"]["src-db-py"]["summary"] = "The warm store's connection pool and its retry loop"
+    doc["nodes"]["pgvector"]["kind"] = "symbol"
+    doc["nodes"]["pool"] = make_node("PoolSize", "technical", "symbol", node_id="pool", weight=0.5, now=NOW)
+    doc["edges"][edge_key("pool", "informs", "src-db-py")] = make_edge("pool", "informs", "src-db-py", now=NOW)
+    adj = adjacency(doc)
+    text, shown = render_prompt_note(doc, [], ["src-db-py"], R, 800, adj)
+    # The node's own line, without its prose, and the names linked to it (not the concept).
+    assert "* [file] src/db.py — with: pgvector, PoolSize" in text
+    assert "retry loop" not in text and "(technical," not in text and "Quarterly roadmap" not in text
+    assert shown == ["src-db-py", "pgvector", "pool"]
+    # What the conversation was told (the startup block's names) is not said again ...
+    text, shown = render_prompt_note(doc, [], ["src-db-py"], R, 800, adj, told={"pgvector"})
+    assert "pgvector" not in text and "PoolSize" in text
+    # ... and a named node with nothing untold linked to it is left out: the prompt said its name.
+    assert render_prompt_note(doc, [], ["src-db-py"], R, 800, adj, told={"pgvector", "pool"}) == ("", [])
+
+
 def test_a_prompt_note_never_leaves_a_heading_with_nothing_under_it() -> None:
     from rolling_graph.core.adjacency import adjacency
     from rolling_graph.core.config import replace
@@ -151,11 +173,11 @@ def test_a_prompt_note_never_leaves_a_heading_with_nothing_under_it() -> None:
     ids = list(doc["nodes"])
     adj = adjacency(doc)
     news_only, _ = render_prompt_note(doc, ids[:1], [], R, 800, adj)
-    both, shown = render_prompt_note(doc, ids[:1], ids[1:2], R, 800, adj)
-    assert "You named (full branch):" in both and shown == ids[:2]
+    both, shown = render_prompt_note(doc, ids[:1], ids[2:3], R, 800, adj)  # pgvector, with src/db.py linked
+    assert "You named:" in both and shown == [ids[0], ids[2], "src-db-py"]
     # Room for the news and for the branch's heading, not for the branch's first line.
-    tight = replace(R, max_chars=len(news_only) + len("You named (full branch):") + 5)
-    text, shown = render_prompt_note(doc, ids[:1], ids[1:2], tight, 800, adj)
+    tight = replace(R, max_chars=len(news_only) + len("You named:") + 5)
+    text, shown = render_prompt_note(doc, ids[:1], ids[2:3], tight, 800, adj)
     assert text == news_only and shown == ids[:1]
     # No room for even the first news line: nothing at all, not a lone heading.
     assert render_prompt_note(doc, ids[:1], [], replace(R, max_chars=len(news_only) - 5), 800, adj) == ("", [])

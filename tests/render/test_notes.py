@@ -79,6 +79,50 @@ def test_notes_stop_at_the_session_budget_and_keep_to_the_pace() -> None:
     assert sum(1 for t in told if t) == 1
 
 
+def test_a_tool_note_names_what_goes_with_the_file_or_says_nothing() -> None:
+    # A tool note gives names the session has not met: close partners, the last failure.
+    # Counts alone, a weak partner (under TOOL_PARTNER_WEIGHT) or a decision's prose (the
+    # startup block and a prompt's note carry decisions) are no reason to speak.
+    weak = {"path": "src/a.py", "sessions": 4, "edits": 9, "with": [["src/b.py", 0.3, 2]], "decision": "Keep a.py small"}
+    assert render_note(weak, 600, full=False) == ""
+    assert "Keep a.py small" in render_note(weak, 600)  # a prompt's note, at full resolution, has it
+    text = render_note(PARSER, 600, full=False)
+    assert "usually changed with: tests/test_parser.py (0.80), src/lexer.py (0.50)" in text
+    assert "decision" not in text and "code edited" not in text
+    assert render_note({**PARSER, "with": [], "failure": None}, 600, full=False) == ""
+
+
+def test_what_prompts_are_told_counts_against_the_session_budget() -> None:
+    from rolling_graph.render.notes import charge, session_left
+
+    counters = new_counters()
+    counters["events"] = 1000
+    settings = replace(RenderSettings(), note_session_tokens=100)
+    assert session_left(counters, settings) == 300
+    charge(counters, 250)  # a prompt's own news, say
+    assert session_left(counters, settings) == 50
+    assert tool_note(counters, event(["src/parser.py"]), NOTES, settings) == ""  # no room left for a note
+    charge(counters, 100)
+    assert session_left(counters, settings) == 0
+
+
+def test_a_prompt_gets_the_notes_of_the_files_it_names_as_a_whole() -> None:
+    from rolling_graph.render.notes import prompt_notes
+
+    notes = {file_id(p): {**PARSER, "path": p, "sessions": n} for p, n in [
+        ("src/workflow_test.py", 5), ("src/a/hooks.py", 2), ("src/b/hooks.py", 6), ("src/c/hooks.py", 1)]}
+
+    def told(prompt: str) -> list[str]:
+        counters = new_counters()
+        text = prompt_notes(counters, prompt, notes, RenderSettings(), 10_000)
+        return [line.split(",")[0] for line in text.splitlines() if line.startswith("src/")]
+
+    assert told("why does manual_workflow_test.py fail?") == []  # the tail of a longer name names nothing
+    assert told("why does workflow_test.py fail?") == ["src/workflow_test.py"]
+    assert told("look at hooks.py") == ["src/b/hooks.py"]  # a name three files share: the best-known one
+    assert told("look at src/a/hooks.py") == ["src/a/hooks.py"]  # a path names its file, not its namesakes
+
+
 # -- through the hook, from the project's snapshot file ------------------------------------
 def _snapshot(home: Path, project: str) -> None:
     write_snapshot(home, project, {"generated_at": "2026-11-27T00:00:00Z", "nodes": [], "edges": [], "notes": NOTES})
@@ -120,3 +164,23 @@ def test_a_search_that_lists_many_files_gets_no_note() -> None:
     listing = event(["src/parser.py", "src/a.py", "src/b.py"], tool="Grep")
     assert tool_note(counters, listing, NOTES, RenderSettings()) == ""
     assert "src/parser.py" in tool_note(counters, event(["src/parser.py"], tool="Grep"), NOTES, RenderSettings())
+
+
+def test_a_sessions_prompts_and_tools_are_never_told_more_than_its_note_budget(tmp_path: Path, isolated_home: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from rolling_graph.store.sidecar import SidecarStore
+
+    project = tmp_path / "app"
+    (project / ".git").mkdir(parents=True)
+    many = {file_id(f"src/m{i}.py"): {**PARSER, "path": f"src/m{i}.py"} for i in range(30)}
+    write_snapshot(isolated_home, str(project), {"generated_at": "2026-11-27T00:00:00Z", "nodes": [], "edges": [], "notes": many})
+    monkeypatch.setenv("ROLLING_GRAPH_PROBE_MODE", "sync")
+    config = isolated_home / "config.toml"
+    config.write_text("[render]\nnote_session_tokens = 200\nnote_pace_chars = 100000\n", encoding="utf-8")
+    told = 0
+    for i in range(30):
+        prompt = f"Let's go with Redis for cache {i}; look at src/m{i}.py and the FooBar{i} handler."
+        told += len(context_of(handle_event("user-prompt-submit", prompt_payload("budget-1", prompt, cwd=str(project)), load_settings())))
+        told += len(_tool("budget-1", project, f"src/m{(i + 7) % 30}.py"))
+    assert 0 < told <= 200 * 3
+    assert SidecarStore(load_settings()).load_state("budget-1")["counters"]["note_chars"] == told

@@ -81,7 +81,7 @@ def test_a_prompt_naming_a_node_says_the_same_with_the_cache_as_with_the_whole_g
     shutil.copytree(home.with_name("sessions-copy"), home)
     cache_file(store).unlink()
     without_cache = note_for(f"How does the {label} work?")
-    assert label in with_cache and "You named (full branch)" in with_cache
+    assert label in with_cache and "You named:" in with_cache
     assert with_cache == without_cache
     assert store.load_state(SID)["ledger"] == state_with
 
@@ -120,7 +120,11 @@ def test_a_graph_the_hook_process_writes_leaves_the_cache_stale_not_wrong(monkey
     before = cache_file(store).read_bytes()
     monkeypatch.setattr(sidecar_files, "WRITE_BRANCHES", False)  # as rolling_graph.hook.entry sets it
     extra = make_node("ledger export", "technical", "symbol")
-    store.apply_ops(SID, [{"op": "add", "path": f"/nodes/{extra['id']}", "value": extra}], kind="resume", rationale="a hook's write")
+    linked = make_node("export_format", "technical", "symbol")  # a name that goes with it, so naming it restores something
+    store.apply_ops(SID, [{"op": "add", "path": f"/nodes/{extra['id']}", "value": extra},
+                          {"op": "add", "path": f"/nodes/{linked['id']}", "value": linked},
+                          {"op": "add", "path": f"/edges/{edge_key(extra['id'], 'informs', linked['id'])}",
+                           "value": make_edge(extra["id"], "informs", linked["id"], 0.5)}], kind="resume", rationale="a hook's write")
     assert cache_file(store).read_bytes() == before, "the hook did not pay for the cache"
     with store.lock(SID):
         assert store.load_branches(SID) is None, "built from another graph file: ignored"
