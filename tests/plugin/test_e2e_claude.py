@@ -298,8 +298,9 @@ def test_brand_new_session_in_the_project_starts_with_the_warm_decision(scenario
     assert any(event == "SessionStart" and mentions_decision(text) for event, text in hook_contexts(first_request))
 
 
-def wait_for_note_source(rg_home: Path, name: str, timeout_s: float = SNAPSHOT_WAIT_S) -> bool:
-    """Wait until the project's snapshot carries a tool-time note entry for the file ``name``."""
+def wait_for_note_source(rg_home: Path, name: str, timeout_s: float = SNAPSHOT_WAIT_S, *, partner: str | None = None) -> bool:
+    """Wait until the project's snapshot carries a tool-time note entry for the file ``name``
+    (naming ``partner`` among the files usually changed with it, when given)."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         for path in rg_home.glob("snapshots/*.json"):
@@ -307,22 +308,31 @@ def wait_for_note_source(rg_home: Path, name: str, timeout_s: float = SNAPSHOT_W
                 notes = json.loads(path.read_text()).get("notes") or {}
             except (OSError, ValueError):
                 continue
-            if any(isinstance(e, dict) and e.get("path") == name for e in notes.values()):
-                return True
+            for entry in notes.values():
+                if isinstance(entry, dict) and entry.get("path") == name and (
+                        partner is None or any(isinstance(row, list) and row[:1] == [partner] for row in entry.get("with") or ())):
+                    return True
         time.sleep(0.2)
     return False
 
 
 def test_a_tool_time_note_from_an_earlier_session_reaches_the_model(scenario: Scenario) -> None:
-    # The first sessions read app.py; once reconciled, a new session that reads it again is
-    # told, right after the tool result, what earlier sessions did there.
-    assert wait_for_note_source(scenario.sandbox.rg_home, "app.py"), "the snapshot never carried app.py's history"
-    scenario.play("note_session", "Check the app once more.",
-                  turns=(Turn.tools(read(scenario.sandbox.project / "app.py")), Turn.say("Checked.")))
+    # The scenario's session read notes.md, then app.py; two more sessions do the same. Once
+    # they are reconciled, a new session that reads notes.md is told, right after the tool
+    # result, what goes with it (a tool's note speaks only when it names something the
+    # session has not met: here app.py, which went with notes.md in all three sessions).
+    project = scenario.sandbox.project
+    for name in ("pair_1", "pair_2"):
+        scenario.play(name, "Read the notes, then the app.",
+                      turns=(Turn.tools(read(project / "notes.md")), Turn.tools(read(project / "app.py")), Turn.say("Read both.")))
+    assert wait_for_note_source(scenario.sandbox.rg_home, "notes.md", partner="app.py"), [
+        json.loads(p.read_text()).get("notes") for p in scenario.sandbox.rg_home.glob("snapshots/*.json")]
+    scenario.play("note_session", "Check the notes once more.", turns=(Turn.tools(read(project / "notes.md")), Turn.say("Checked.")))
     contexts = [(event, text) for request in scenario.main_requests("note_session") for event, text in hook_contexts(request)]
     notes = [text for event, text in contexts if event.startswith("PostToolUse") and "earlier session" in text]
     assert notes, contexts
-    assert "app.py, in " in notes[0] and 'source="earlier sessions"' in notes[0]
+    assert "notes.md, in " in notes[0] and "usually changed with: app.py" in notes[0]
+    assert 'source="earlier sessions"' in notes[0]
 
 
 def test_session_end_in_the_background_still_reconciles(tmp_path: Path, warm_dsn: str) -> None:
