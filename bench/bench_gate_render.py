@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -30,14 +31,15 @@ from rolling_graph.capture.events import event_from_payload  # noqa: E402
 from rolling_graph.core.config import GateSettings, RenderSettings  # noqa: E402
 from rolling_graph.core.ids import edge_key
 from rolling_graph.core.model import DOMAINS, make_edge, make_node, new_document  # noqa: E402
+from rolling_graph.core.types import PendingEvent, SessionDoc, Verb  # noqa: E402
 from rolling_graph.render.lod import render_lod  # noqa: E402
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 TOPICS = ("parser", "queue", "worker", "billing", "auth", "gateway", "Harbor", "Kafka", "Priya", "marathon", "lisbon", "invoice")
-VERBS = ("informs", "extends", "depends_on", "edits", "tests", "decides", "blocks")
+VERBS: tuple[Verb, ...] = ("informs", "extends", "depends_on", "edits", "tests", "decides", "blocks")
 
 
-def synthetic_doc(n: int, seed: int = 11) -> dict[str, Any]:
+def synthetic_doc(n: int, seed: int = 11) -> SessionDoc:
     rng = random.Random(seed)
     doc = new_document("bench-session", "/home/dev/src/app", NOW)
     ids: list[str] = []
@@ -54,8 +56,8 @@ def synthetic_doc(n: int, seed: int = 11) -> dict[str, Any]:
     return doc
 
 
-def events() -> list[dict[str, Any]]:
-    payloads = [
+def events() -> list[PendingEvent]:
+    payloads: list[tuple[str, dict[str, Any]]] = [
         ("UserPromptSubmit", {"prompt": "Let's go with the Kafka queue for billing events; parser module 12 stays."}),
         ("UserPromptSubmit", {"prompt": "Actually, not the gateway: the worker decision 40 is what broke auth."}),
         ("PostToolUse", {"tool_name": "Read", "tool_input": {"file_path": "/home/dev/src/app/src/billing/invoice.py"}, "tool_response": {}}),
@@ -86,13 +88,13 @@ def main() -> int:
     for n in sizes:
         doc = synthetic_doc(n)
 
-        def run_gate(doc: dict[str, Any] = doc) -> None:
+        def run_gate(doc: SessionDoc = doc) -> None:
             for ev in evs:
-                gate_mod.check(ev, doc["nodes"], dict(doc["gate"]), gs)
+                gate_mod.check(ev, doc["nodes"], doc["gate"].copy(), gs)
 
         gate_ms = median_ms(run_gate, args.repeat) / len(evs)
-        render_ms = median_ms(lambda doc=doc: render_lod(doc, rs), args.repeat)
-        mention_ms = median_ms(lambda doc=doc: render_lod(doc, rs, mention_text="what about parser module 12 and Kafka?"), args.repeat)
+        render_ms = median_ms(partial(render_lod, doc, rs), args.repeat)
+        mention_ms = median_ms(partial(render_lod, doc, rs, mention_text="what about parser module 12 and Kafka?"), args.repeat)
         rows.append((n, gate_ms, render_ms, mention_ms))
         print(f"  measured {n} nodes", file=sys.stderr)
     base = rows[0]

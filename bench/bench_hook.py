@@ -25,9 +25,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from rolling_graph.core.clock import utcnow  # noqa: E402
 from rolling_graph.core.config import load_settings  # noqa: E402
 from rolling_graph.core.ids import edge_key
-from rolling_graph.core.model import DOMAINS, KINDS, VERBS, make_edge, make_node, utcnow  # noqa: E402
+from rolling_graph.core.model import DOMAINS, KINDS, VERBS, make_edge, make_node  # noqa: E402
+from rolling_graph.core.types import PatchOp  # noqa: E402
 from rolling_graph.store.sidecar import SidecarStore  # noqa: E402
 
 
@@ -40,7 +42,7 @@ def build_graph(home: Path, sid: str, n_nodes: int, project: str, seed: int = 7)
     with store.transaction(sid) as doc:
         doc["project"] = project
         store.commit_entry(doc, {"kind": "init", "rationale": "benchmark", "ops": [], "reasons": [], "project": project})
-    ops = []
+    ops: list[PatchOp] = []
     ids = []
     for i in range(n_nodes):
         label = f"{rng.choice(['parser', 'queue', 'worker', 'Render', 'billing', 'auth'])} concept {i}"
@@ -137,7 +139,7 @@ def main() -> int:
     n = 200
     for i in range(n):
         ev = event_from_payload("UserPromptSubmit", payload, f"b{i}", utcnow())
-        gate.check(ev, doc["nodes"], dict(doc["gate"]), settings.gate)
+        gate.check(ev, doc["nodes"], doc["gate"].copy(), settings.gate)
     gate_ms = (time.perf_counter() - t0) * 1000 / n
     t0 = time.perf_counter()
     for _ in range(20):

@@ -28,6 +28,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -35,9 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_hook import _run, build_graph  # noqa: E402
 
-from rolling_graph.core.clock import iso
+from rolling_graph.core.clock import iso, utcnow
 from rolling_graph.core.config import load_settings  # noqa: E402
-from rolling_graph.core.model import utcnow  # noqa: E402
 from rolling_graph.store.project import project_root  # noqa: E402
 from rolling_graph.store.sidecar import SidecarStore  # noqa: E402
 from rolling_graph.warm.snapshot import MAX_EDGES, MAX_NODES  # noqa: E402
@@ -98,7 +98,7 @@ def main() -> int:
     def flush(event: str, extra: dict[str, str]) -> tuple[list[str], bytes]:
         return [hook, event], json.dumps({"session_id": sid, "cwd": cwd, **extra}).encode()
 
-    cases = {
+    cases: dict[str, Callable[[], tuple[list[str], bytes]]] = {
         "python -c pass": lambda: ([sys.executable, "-c", "pass"], b""),
         "session-start startup": lambda: start("startup", f"bench-new-{uuid.uuid4().hex[:8]}"),
         "session-start resume": lambda: start("resume"),

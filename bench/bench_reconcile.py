@@ -30,6 +30,7 @@ import psycopg  # noqa: E402
 from rolling_graph.core.config import Settings  # noqa: E402
 from rolling_graph.core.ids import edge_key
 from rolling_graph.core.model import DOMAINS, make_edge, make_node, new_document  # noqa: E402
+from rolling_graph.core.types import Edge, Node, SessionDoc  # noqa: E402
 from rolling_graph.warm import db, embeddings, pull, server  # noqa: E402
 from rolling_graph.warm.reconcile import reconcile_doc  # noqa: E402
 
@@ -50,7 +51,9 @@ def load_warm(dsn: str, root: str, n: int, rng: random.Random) -> dict[str, str]
     vectors = embedder.embed(labels)
     print(f"  embedded {n} labels lexically in {time.perf_counter() - t:.1f} s")
     with psycopg.connect(dsn) as conn:
-        pid = conn.execute("INSERT INTO projects (root, key) VALUES (%s, %s) RETURNING id", (root, "bench")).fetchone()[0]
+        row = conn.execute("INSERT INTO projects (root, key) VALUES (%s, %s) RETURNING id", (root, "bench")).fetchone()
+        assert row is not None
+        pid = row[0]
         with conn.cursor().copy("COPY nodes (project_id, id, label, domain, kind, weight, first_seen, last_activated, "
                                 "activations, session_count) FROM STDIN") as copy:
             for i in range(n):
@@ -93,21 +96,21 @@ def load_warm(dsn: str, root: str, n: int, rng: random.Random) -> dict[str, str]
     return dict(zip(ids, labels, strict=True))
 
 
-def hot_doc(root: str, existing: dict[str, str], n: int, rng: random.Random) -> dict:
+def hot_doc(root: str, existing: dict[str, str], n: int, rng: random.Random) -> SessionDoc:
     doc = new_document(f"bench-{uuid.uuid4().hex[:8]}", root, now=NOW)
     reuse = rng.sample(sorted(existing), min(len(existing), n // 2))
-    nodes = {}
+    nodes: dict[str, Node] = {}
     for nid in reuse:  # half the hot graph is already warm (same label: no re-embedding)
-        nodes[nid] = dict(make_node(existing[nid], "technical", node_id=nid, weight=rng.random(), now=NOW))
+        nodes[nid] = make_node(existing[nid], "technical", node_id=nid, weight=rng.random(), now=NOW)
     for i in range(n - len(reuse)):
-        node = dict(make_node(label(rng, 10_000_000 + i), "project", weight=rng.random(), now=NOW))
+        node = make_node(label(rng, 10_000_000 + i), "project", weight=rng.random(), now=NOW)
         nodes[node["id"]] = node
     doc["nodes"] = nodes
     keys = list(nodes)
-    edges = {}
+    edges: dict[str, Edge] = {}
     for _ in range(int(n * 1.5)):
         a, b = rng.sample(keys, 2)
-        edges[edge_key(a, "informs", b)] = dict(make_edge(a, "informs", b, rng.random(), now=NOW))
+        edges[edge_key(a, "informs", b)] = make_edge(a, "informs", b, rng.random(), now=NOW)
     doc["edges"] = edges
     doc["focus"] = keys[:5]
     doc["journal_seq"] = 42

@@ -33,6 +33,7 @@ from corpus_cli import CORPUS  # noqa: E402
 from rolling_graph.core.config import Settings  # noqa: E402
 from rolling_graph.evaluation import chain  # noqa: E402
 from rolling_graph.replay.run import ReplayOptions  # noqa: E402
+from rolling_graph.replay.transcript import parse_transcripts  # noqa: E402
 from rolling_graph.warm import embeddings, server  # noqa: E402
 
 WINDOW = 40
@@ -70,7 +71,7 @@ def session_report(step: chain.ChainStep) -> dict[str, Any]:
     tool_chars = prompt_chars = notes = 0
     surfaced: list[tuple[str, bool]] = []
     counted: set[str] = set()
-    examples = []
+    examples: list[str] = []
     for r in step.replay.records:
         if not r.injection or r.event not in (*NOTE_EVENTS, "UserPromptSubmit"):
             continue
@@ -110,7 +111,7 @@ def main() -> int:
     folder = CORPUS / args.corpus_dir
     index = json.loads((folder / "index.json").read_text(encoding="utf-8"))
     paths = [folder / row["file"] for row in index][args.skip : args.skip + args.sessions]
-    sessions = [chain.Recorded(p, tuple(chain.parse_transcripts([p]))) for p in paths]
+    sessions = [chain.Recorded(p, tuple(parse_transcripts([p]))) for p in paths]
     base = Path(tempfile.mkdtemp(prefix="rgnotes-", dir="/tmp"))
     pg = base / "pg"
     t0 = time.perf_counter()

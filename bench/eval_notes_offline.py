@@ -35,8 +35,11 @@ from corpus_cli import CORPUS
 
 from rolling_graph.cli.eval_chain import chain_files
 from rolling_graph.core.config import RenderSettings, Settings
+from rolling_graph.core.model import new_counters
+from rolling_graph.core.types import HookOutput, PendingEvent
 from rolling_graph.evaluation import chain, chain_eval, foreseen
 from rolling_graph.evaluation.corpus import event_names, ranked_lists
+from rolling_graph.hook import handle_event
 from rolling_graph.render import inject
 from rolling_graph.render import notes as rn
 from rolling_graph.replay import run as run_mod
@@ -58,9 +61,9 @@ def capture(out: Path, budget: int, limit: int | None) -> None:
     where: dict[str, Any] = {"sid": None, "pos": -1}
     calls: list[dict[str, Any]] = []
     told: dict[str, str] = {}
-    handle, speak, prompt_context, tool_context = run_mod.handle_event, inject.speak, inject.prompt_context, inject.tool_context
+    handle, speak, prompt_context, tool_context = handle_event, inject.speak, inject.prompt_context, inject.tool_context
 
-    def on_handle(event: str, payload: dict[str, Any], settings: Settings | None = None) -> Any:
+    def on_handle(event: str, payload: dict[str, Any], settings: Settings | None = None) -> HookOutput | None:
         if payload.get("session_id") != where["sid"]:
             where["sid"], where["pos"] = payload.get("session_id"), -1
         where["pos"] += 1
@@ -81,7 +84,9 @@ def capture(out: Path, budget: int, limit: int | None) -> None:
                       "events": view.state["counters"]["events"], "delta": told.get("delta", ""), "tool": told.get("tool", "")})
         return text
 
-    run_mod.handle_event, inject.speak, inject.prompt_context, inject.tool_context = on_handle, on_speak, on_prompt, on_tool
+    # The replay calls run_mod's own binding of handle_event (imported there, not re-exported).
+    vars(run_mod)["handle_event"] = on_handle
+    inject.speak, inject.prompt_context, inject.tool_context = on_speak, on_prompt, on_tool
     base = Path(tempfile.mkdtemp(prefix="rgnotes-", dir="/tmp"))
     home = base / "server"
     try:
@@ -120,7 +125,8 @@ def score(out: Path) -> dict[str, Any]:
     calls: dict[str, list[dict[str, Any]]] = {}
     for c in data["calls"]:
         calls.setdefault(c["sid"], []).append(c)
-    rows, earlier = [], []
+    rows: list[dict[str, Any]] = []
+    earlier: list[tuple[str, ...]] = []
     for p, s in enumerate(data["sessions"]):
         if p >= foreseen.SKIP_FIRST:
             snap = data["snapshots"][p - 1]
@@ -128,20 +134,23 @@ def score(out: Path) -> dict[str, Any]:
             position = {ix: k for k, ix in enumerate(s["index"])}
             injections = [foreseen.Injection(position[ix], "startup" if src == "startup" else "block", text)
                           for ix, ev, src, text in s["records"] if text and ev == "SessionStart" and ix in position]
-            counters: dict[str, Any] = {"events": 0}
+            counters = new_counters()  # the notes read only events, note_chars, notes_told and notes_touched
             for c in calls.get(s["sid"], []):
                 counters["events"] = c["events"]
                 if c["event"] == "UserPromptSubmit":  # as inject.speak: the hot graph's text first, then the notes
-                    left = rn.session_left(counters, settings)  # type: ignore[arg-type]
+                    left = rn.session_left(counters, settings)
                     text = c["delta"] if len(c["delta"]) <= left else ""
-                    rn.charge(counters, len(text))  # type: ignore[arg-type]
+                    rn.charge(counters, len(text))
                     room = min(int(settings.budget_tokens * settings.chars_per_token), left) - len(text) - (1 if text else 0)
-                    extra = rn.prompt_notes(counters, c["text"], notes, settings, room) if notes else ""  # type: ignore[arg-type]
+                    extra = rn.prompt_notes(counters, c["text"], notes, settings, room) if notes else ""
                     text = f"{text}\n{extra}" if text and extra else text or extra
                 else:
                     text = c["tool"]
-                    rn.charge(counters, len(text))  # type: ignore[arg-type]
-                    note = rn.tool_note(counters, {"paths": c["paths"], "text": c["text"]}, notes if not text else {}, settings)  # type: ignore[arg-type]
+                    rn.charge(counters, len(text))
+                    # tool_note reads only the event's paths and text; the rest completes a PendingEvent.
+                    tool_event: PendingEvent = {"id": "", "event": c["event"], "at": "", "text": c["text"], "tool": None, "paths": c["paths"],
+                                                "error": False, "reasons": []}
+                    note = rn.tool_note(counters, tool_event, notes if not text else {}, settings)
                     text = text or note
                 if text:
                     injections.append(foreseen.Injection(c["pos"], "note", text, c["event"] != "UserPromptSubmit"))

@@ -20,6 +20,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -54,7 +55,7 @@ def main() -> None:
             _line("all", metric, budget, report["mean"][metric][str(budget)])
 
 
-def _line(name: str, metric: str, budget: int, mean: dict) -> None:
+def _line(name: str, metric: str, budget: int, mean: dict[str, Any]) -> None:
     if not mean["points"]:
         print(f"{name[:28]:28s} {metric:8s} {budget:6d} {0:6d}   (no point with enough names)")
         return

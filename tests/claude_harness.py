@@ -287,7 +287,8 @@ def kebab(event: str) -> str:
 def registered_hooks(plugin_dir: Path = PLUGIN_DIR) -> dict[str, list[dict[str, Any]]]:
     """The plugin's hooks.json ``hooks`` mapping (event -> matcher groups)."""
     data = json.loads((plugin_dir / "hooks" / "hooks.json").read_text())
-    return data["hooks"]
+    hooks: dict[str, list[dict[str, Any]]] = data["hooks"]
+    return hooks
 
 
 def plugin_name(plugin_dir: Path = PLUGIN_DIR) -> str:

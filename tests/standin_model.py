@@ -363,6 +363,7 @@ class StandinModel:
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
+        assert isinstance(host, str)  # bound: getsockname() of an AF_INET socket (typeshed also allows bytes)
         return f"http://{host}:{port}"
 
     def start(self) -> StandinModel:
