@@ -297,9 +297,8 @@ def render_prompt_note(
         if not others:
             continue  # the prompt said the name itself: nothing to add
         n = doc["nodes"][nid]
-        line = f"* [{esc(n['kind'], 20)}] {esc(n['label'], NAMED_LABEL)}"
-        if others:
-            line += " — with: " + ", ".join(esc(doc["nodes"][o]["label"], NAMED_LABEL) for o in others)
+        line = f"* [{esc(n['kind'], 20)}] {esc(n['label'], NAMED_LABEL)} — with: " + ", ".join(
+            esc(doc["nodes"][o]["label"], NAMED_LABEL) for o in others)
         lines.append((line, [nid, *others]))
     branch = "You named:"
     if lines and b.fits(branch, len(lines[0][0]) + 1) and b.add(branch):

@@ -66,6 +66,7 @@ def candidates(
     """The candidate pool for ranking, and each candidate's node row (as a dict)."""
     hops = focus_hops(conn, pid, focus, settings.max_hops)
     extra = sorted(set(hops) | set(similarity or {}))
+    lately_leg = settings.uses_half_life_sessions > 0
     rows = conn.execute(
         f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project_id = %(p)s AND id IN ("
         " (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY weight DESC LIMIT %(n)s)"
@@ -75,18 +76,12 @@ def candidates(
         + (" UNION (SELECT node_id FROM (SELECT node_id, opening FROM node_sessions WHERE project_id = %(p)s"
            " AND opening IS NOT NULL ORDER BY opening LIMIT %(m)s) o GROUP BY node_id ORDER BY min(opening), node_id LIMIT %(n)s)"
            if settings.opening_leg else "")
+        + (f" UNION (SELECT node_id FROM ({_RECENT_USES} ORDER BY u DESC, x.node_id LIMIT %(n)s) r)" if lately_leg else "")
         + " UNION (SELECT unnest(%(x)s::text[])))",
-        {"p": pid, "n": per_leg, "m": per_leg * OPENING_ROWS, "x": extra},
+        {"p": pid, "n": per_leg, "m": per_leg * OPENING_ROWS, "x": extra, "h": settings.uses_half_life_sessions},
     ).fetchall()
     by_id = {r[0]: dict(zip(_NAMES, r, strict=True)) for r in rows}
-    lately: dict[str, float] = {}
-    if settings.uses_half_life_sessions > 0:
-        lately = recent_uses(conn, pid, settings.uses_half_life_sessions, limit=per_leg)
-        missing = [nid for nid in lately if nid not in by_id]
-        if missing:
-            by_id.update({r[0]: dict(zip(_NAMES, r, strict=True)) for r in conn.execute(
-                f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project_id = %s AND id = ANY(%s)", (pid, missing))})
-        lately.update(recent_uses(conn, pid, settings.uses_half_life_sessions, ids=[i for i in by_id if i not in lately]))
+    lately = recent_uses(conn, pid, settings.uses_half_life_sessions, list(by_id)) if lately_leg else {}
     opening = _openings(conn, pid, list(by_id)) if settings.opening_leg else {}
     pool = [
         rank.Candidate(
@@ -97,7 +92,7 @@ def candidates(
             hops=hops.get(nid),
             similarity=(similarity or {}).get(nid),
             activations=int(row["activations"]),
-            recent_uses=lately.get(nid, 0.0) if settings.uses_half_life_sessions > 0 else None,
+            recent_uses=lately.get(nid, 0.0) if lately_leg else None,
             opening=opening.get(nid),
         )
         for nid, row in by_id.items()
@@ -105,24 +100,25 @@ def candidates(
     return pool, by_id
 
 
-def recent_uses(conn: Connection, pid: int, half_life_sessions: float, *, ids: Sequence[str] | None = None,
-                limit: int | None = None) -> dict[str, float]:
-    """Each node's uses over the project's sessions, a session's halved for every
+#: Each node's recent uses in project ``%(p)s`` (half-life ``%(h)s`` sessions): ``node_id, u``.
+_RECENT_USES = (
+    "WITH s AS (SELECT session_id, row_number() OVER (ORDER BY coalesce(last_active, last_reconciled_at) DESC, session_id) - 1"
+    " AS age FROM sessions WHERE project_id = %(p)s) "
+    "SELECT x.node_id, sum(x.activations * power(0.5, s.age / %(h)s::float8)) AS u FROM node_sessions x"
+    " JOIN s ON s.session_id = x.session_id WHERE x.project_id = %(p)s GROUP BY x.node_id"
+)
+
+
+def recent_uses(conn: Connection, pid: int, half_life_sessions: float, ids: Sequence[str]) -> dict[str, float]:
+    """The uses of each of ``ids`` over the project's sessions, a session's halved for every
     ``half_life_sessions`` of the project's sessions active after it (the latest counts in
     full): what the project's last few sessions kept using, which a new session goes on using
-    (``../shared/corpus/entire-cli``: docs/measurements.md, "startup"). For ``ids``, or the
-    ``limit`` nodes it ranks first."""
-    if ids is not None and not ids:
+    (``../shared/corpus/entire-cli``: docs/measurements.md, "startup")."""
+    if not ids:
         return {}
     rows = conn.execute(
-        "WITH s AS (SELECT session_id, row_number() OVER (ORDER BY coalesce(last_active, last_reconciled_at) DESC, session_id) - 1"
-        " AS age FROM sessions WHERE project_id = %(p)s) "
-        "SELECT x.node_id, sum(x.activations * power(0.5, s.age / %(h)s::float8)) AS u FROM node_sessions x"
-        " JOIN s ON s.session_id = x.session_id WHERE x.project_id = %(p)s"
-        + (" AND x.node_id = ANY(%(ids)s)" if ids is not None else "")
-        + " GROUP BY x.node_id"
-        + (" ORDER BY u DESC, x.node_id LIMIT %(n)s" if limit is not None else ""),
-        {"p": pid, "h": float(half_life_sessions), "ids": list(ids or ()), "n": limit},
+        f"SELECT node_id, u FROM ({_RECENT_USES}) r WHERE node_id = ANY(%(ids)s)",
+        {"p": pid, "h": float(half_life_sessions), "ids": list(ids)},
     ).fetchall()
     return {str(nid): float(u) for nid, u in rows}
 

@@ -10,7 +10,7 @@ import pytest
 import warm_support as ws
 from psycopg.sql import SQL as psycopg_sql  # noqa: N811
 
-from rolling_graph.warm import db, embeddings, migrate, pull, resume, snapshot
+from rolling_graph.warm import db, embeddings, migrate, pull, rank, resume, snapshot
 
 pytestmark = pytest.mark.db
 
@@ -232,12 +232,13 @@ def test_the_snapshot_leads_with_what_the_last_sessions_kept_using(settings, pro
         reconcile(settings, ws.hot_doc(sid, project, [{**ws.node(name, 0.5, at=at, kind="symbol"), "activations": 5 if i < 2 else 3}], at=at))
     with db.connect(settings) as conn:
         pid = conn.execute("SELECT id FROM projects WHERE root = %s", (project,)).fetchone()[0]
-        lately = resume.recent_uses(conn, pid, 2.0)
-        top = resume.recent_uses(conn, pid, 2.0, limit=1)
+        lately = resume.recent_uses(conn, pid, 2.0, ["current-work", "old-favourite", "never-seen"])
+        pool, _ = resume.candidates(conn, pid, settings=rank.RESUME, per_leg=1)
     # ages: s4 0, s3 1, s2 2, s1 3 sessions
     assert lately["current-work"] == pytest.approx(3 * (1 + 0.5 ** 0.5))
     assert lately["old-favourite"] == pytest.approx(5 * (0.5 ** 1 + 0.5 ** 1.5))
-    assert list(top) == ["current-work"]
+    assert "never-seen" not in lately
+    assert {c.id: c.recent_uses for c in pool} == pytest.approx(lately)  # every candidate carries its recent uses
     snap = snapshot.read_snapshot(settings.home, project)
     assert snap is not None
     order = [n["id"] for n in snap["nodes"]]
