@@ -90,14 +90,16 @@ PRESETS: dict[str, RankSettings] = {
     "coding": RankSettings(),
     "recent": RankSettings(recency_weight=2.0, frequency_weight=0.5),
     "compact": RankSettings(recency_weight=2.0, frequency_weight=1.0, role_weight=0.0, weight_weight=0.0, external_weight=0.85),
-    "startup": RankSettings(role_weight=0.0, frequency_weight=0.0, weight_weight=0.0),
+    "startup": RankSettings(role_weight=0.0, frequency_weight=0.0, weight_weight=0.0, external_weight=0.85),
 }
 #: Why ``compact`` weighs the last touch twice what use counts, and neither what was done to
 #: a name nor its weight: chosen over the 34 compactions of ../shared/corpus pooled, at 800 and
 #: 400 tokens (``bench/eval_corpus.py``), where the work after a compaction goes on with what
 #: was touched last; the figures are in docs/measurements.md. A library call ranks lower
 #: (``external_weight``) although the pool pays a little for it: the project's own names
-#: come first.
+#: come first. The same holds for a new session's block (``startup``): over the entire-cli
+#: chain it costs 0.003 / 0.006 of the startup figure at 800 / 400 tokens
+#: (docs/measurements.md, "startup").
 DEFAULT = PRESETS["coding"]
 
 
