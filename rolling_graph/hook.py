@@ -160,7 +160,7 @@ def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event: 
         text = "" if (reasons and sync) else inject.speak(view, event.event, pending, settings, notes)
         notice = _cap_notice(view.state)
     if isinstance(event, Prompt) and view.state["counters"]["prompts"] == 1:
-        warm.start_pull(settings, sid, pending["text"], store.project(sid))
+        warm.start_pull(settings, sid, pending["text"], store.project(sid), view.node_ids)
     if reasons:
         _start_probe(store, settings, sid)
         if sync:  # the probe has run: tell the model what it found for this very event

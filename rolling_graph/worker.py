@@ -20,15 +20,17 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rolling_graph.core.config import Settings, load_settings
+from rolling_graph.core.config import load_settings
 from rolling_graph.core.detach import lower_priority
 from rolling_graph.core.ids import InvalidSessionId, validate_session_id
-from rolling_graph.probe.runner import drain
-from rolling_graph.replay import recover
-from rolling_graph.warm import db
-from rolling_graph.warm.pull import run_pull
-from rolling_graph.warm.reconcile import MissingProject, load_sidecar, reconcile_session
+
+if TYPE_CHECKING:
+    from rolling_graph.core.config import Settings
+
+# Each command imports what it runs, inside it: the first prompt's ``pull`` runs beside the
+# user's session and never loads the probe, the recovery queue or the reconcile's merge.
 
 TRIGGERS = ["pre-compact", "session-end", "manual", "recover"]
 
@@ -38,6 +40,10 @@ def _emit(payload: dict[str, object]) -> None:
 
 
 def cmd_reconcile(settings: Settings, session_id: str, trigger: str) -> int:
+    from rolling_graph.replay import recover
+    from rolling_graph.warm import db
+    from rolling_graph.warm.reconcile import MissingProject, load_sidecar, reconcile_session
+
     doc = load_sidecar(settings, session_id)
     if doc is None:
         _emit({"op": "reconcile", "session": session_id, "error": "no sidecar"})
@@ -58,12 +64,17 @@ def cmd_reconcile(settings: Settings, session_id: str, trigger: str) -> int:
 def cmd_finish(settings: Settings, session_id: str, trigger: str) -> int:
     """A flush: the session's pending events are probed first, so the warm graph gets the
     final hot graph."""
+    from rolling_graph.probe.runner import drain
+
     probes = drain(settings, session_id)
     _emit({"op": "probe", "session": session_id, "probes": probes})
     return cmd_reconcile(settings, session_id, trigger)
 
 
 def cmd_pull(settings: Settings, session_id: str, prompt_file: Path, keep: bool) -> int:
+    from rolling_graph.warm import db
+    from rolling_graph.warm.pull import run_pull
+
     try:
         prompt = prompt_file.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -82,6 +93,8 @@ def cmd_pull(settings: Settings, session_id: str, prompt_file: Path, keep: bool)
 
 
 def cmd_recover(settings: Settings, quick: bool) -> int:
+    from rolling_graph.replay import recover
+
     report = recover.recover(settings, quick=quick)
     _emit({"op": "recover", **asdict(report)})
     return 0

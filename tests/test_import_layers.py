@@ -437,6 +437,9 @@ DEFERRED_ON_PURPOSE = {
     # Loads only the probe backend it chooses: each wraps an SDK (`anthropic` alone costs
     # ~1.4 s), and a detached probe must not pay for the backends it does not use.
     "rolling_graph.probe.select": "one backend's SDK per probe process",
+    # Each command loads what it runs: the first prompt's pull runs beside the user's session
+    # and never loads the probe, the recovery queue or the reconcile's merge.
+    "rolling_graph.worker": "one command's modules per worker process",
 }
 
 

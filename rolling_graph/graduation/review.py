@@ -148,6 +148,7 @@ def approve(
             "UPDATE graduation_drafts SET status = 'approved', decided_at = %s, decided_by = %s WHERE id = %s",
             (now, by or reviewer(settings), draft_id),
         )
+        seed.withdraw_whole_claim(conn, settings, draft["project_id"])
         nodes = seed.seed_memories(conn, draft["project_id"], now, gs, [int(memory_id)])
     seed.finish(conn, settings, draft["project_id"], nodes, embedder)
     path = export_project(conn, settings, draft["project_id"], now)

@@ -25,6 +25,7 @@ from rolling_graph.graduation.candidates import DEFAULT, MEMORY_KINDS, seed_weig
 from rolling_graph.safety.redact import redact
 from rolling_graph.warm import db, embeddings, resume
 from rolling_graph.warm.reconcile import embed_nodes
+from rolling_graph.warm.snapshot_write import drop_whole_claim
 from rolling_graph.warm.upsert import recompute_nodes
 
 if TYPE_CHECKING:
@@ -181,6 +182,14 @@ def _recompute(conn: Connection, pid: int, ids: list[str]) -> None:
         recompute_nodes(conn, pid, sorted(set(ids)))
 
 
+def withdraw_whole_claim(conn: Connection, settings: Settings, pid: int) -> None:
+    """Anchors are about to go into project ``pid`` (in the caller's transaction): its snapshot
+    no longer claims to hold the whole warm graph until :func:`finish` rewrites it."""
+    row = conn.execute("SELECT root FROM projects WHERE id = %s", (pid,)).fetchone()
+    if row is not None:
+        drop_whole_claim(settings.home, str(row[0]))
+
+
 def finish(conn: Connection, settings: Settings, pid: int, nodes: list[dict[str, Any]], embedder: Any = None) -> None:
     """After the seeding transaction: embed the anchors and refresh the resume snapshot."""
     unique = list({n["id"]: n for n in nodes}.values())
@@ -198,6 +207,7 @@ def seed_project(
     """``rgraph seed``: approved memories and/or markdown files, in one transaction, then embed."""
     nodes: list[dict[str, Any]] = []
     with conn.transaction():
+        withdraw_whole_claim(conn, settings, pid)
         if approved:
             nodes += seed_memories(conn, pid, now, gs)
         for path in files or []:

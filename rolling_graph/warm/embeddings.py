@@ -16,7 +16,7 @@ import re
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from rolling_graph.core.config import Settings
 
@@ -41,6 +41,8 @@ _WORD_RE = re.compile(r"[a-z0-9]+")
 class Embedder(Protocol):
     model: str
     dim: int
+    #: Whether the texts it embeds stay in this process (no service sees them).
+    local: ClassVar[bool]
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
 
@@ -52,6 +54,7 @@ class LexicalEmbedder:
     model: str = LEXICAL_MODEL
     dim: int = LEXICAL_DIM
     salt: str = ""
+    local: ClassVar[bool] = True
 
     def _vector(self, text: str) -> list[float]:
         vec = [0.0] * self.dim
@@ -76,6 +79,7 @@ class OllamaEmbedder:
     model: str = OLLAMA_MODEL
     dim: int = OLLAMA_DIM
     timeout_s: float = 10.0
+    local: ClassVar[bool] = False  # the texts go to the Ollama server
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         import httpx
@@ -90,7 +94,25 @@ class OllamaEmbedder:
         return [[float(x) for x in v] for v in vectors]
 
 
+def _port_open(host: str, timeout_s: float) -> bool:
+    """Does anything accept a TCP connection at ``host`` (a URL such as ``http://127.0.0.1:11434``)?
+    A plain socket: when nothing listens (the common case without Ollama) ``httpx`` and its
+    TLS context, about 0.1 s of CPU, are never loaded."""
+    import socket
+    from urllib.parse import urlsplit
+
+    try:
+        url = urlsplit(host if "://" in host else f"http://{host}")
+        port = url.port or (443 if url.scheme == "https" else 80)
+        with socket.create_connection((url.hostname or "127.0.0.1", port), timeout=timeout_s):
+            return True
+    except (OSError, ValueError):
+        return False
+
+
 def _ollama_answers(host: str, model: str) -> bool:
+    if not _port_open(host, 0.5):
+        return False
     try:
         import httpx
 

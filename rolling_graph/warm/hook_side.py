@@ -16,6 +16,7 @@ from rolling_graph.store.sidecar import SidecarStore
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Container
     from datetime import datetime
     from typing import Any
 
@@ -97,15 +98,18 @@ def spawn_worker(settings: Settings, args: list[str]) -> None:
     spawn_later([WORKER], args, os.path.join(settings.home_dir, "logs", "rolling_graph.warm.log"), env)
 
 
-def start_pull(settings: Settings, sid: str, prompt: str, project: str | None) -> None:
+def start_pull(settings: Settings, sid: str, prompt: str, project: str | None, have: Container[str] = ()) -> None:
     """First prompt of a session: rank the warm graph against it, detached (the worker
-    merges what it finds into the hot graph for the next injection)."""
+    merges what it finds into the hot graph for the next injection). ``have``: the hot
+    graph's node ids; when they hold the project's whole warm graph there is nothing to pull."""
     if not settings.warm:
         return
     from rolling_graph.warm import snapshot
 
     if not snapshot.has_snapshot(settings.home_dir, project):
         return  # a project never reconciled has nothing in the warm graph to pull
+    if snapshot.holds_whole_project(settings.home_dir, project, have):
+        return  # the session took every warm node at its start (a pull would load psycopg for nothing)
     path = os.path.join(settings.home_dir, "tmp", f"{sid}.prompt.txt")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     from rolling_graph.store.atomic import write_atomic

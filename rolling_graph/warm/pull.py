@@ -49,7 +49,10 @@ def pull_ops(
         return []
     sims: dict[str, float] = {}
     if prompt.strip():
-        vector = embedder.embed([redact(prompt)])[0]  # the hook's fast redaction, completed here
+        # The hook stored the prompt with its fast redaction. Text sent to an embedding service
+        # gets the full one first; a local embedder's vector is a query, never stored or sent
+        # as text (and the detect-secrets pass would cost the pull a third of its CPU).
+        vector = embedder.embed([prompt if embedder.local else redact(prompt)])[0]
         with conn.transaction():
             found = embeddings.similar(conn, pid, embedder.model, embedder.dim, vector, limit=SIMILAR_CANDIDATES)
         floor = MIN_SIMILARITY.get(embedder.model, DEFAULT_MIN_SIMILARITY)

@@ -26,6 +26,7 @@ from rolling_graph.store.project import project_key
 from rolling_graph.store.sidecar import SidecarStore
 from rolling_graph.warm import coaccess, db, embeddings, forget, git_seed, keys, merge, rank, resume, upsert, warm_facts
 from rolling_graph.warm.embed_alongside import EmbedAlongside, pending, store_pending
+from rolling_graph.warm.snapshot_write import drop_whole_claim
 
 if TYPE_CHECKING:
     from rolling_graph.core.types import Edge, GraphDoc, Node, SessionDoc
@@ -207,6 +208,7 @@ def reconcile_doc(
     try:
         with conn.transaction():
             conn.execute(f"SELECT pg_advisory_xact_lock({upsert.PROJECT_LOCK})", (root,))
+            drop_whole_claim(settings.home, root)  # until the snapshot is rewritten, it may lack what this merge adds
             pid = ensure_project(conn, root)
             row = conn.execute(
                 "SELECT journal_seq FROM sessions WHERE project_id = %s AND session_id = %s", (pid, session_id)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from rolling_graph.core.clock import iso, utcnow
 from rolling_graph.core.config import Settings
 from rolling_graph.core.normalize import SEEN_IN_MAX
-from rolling_graph.warm import notes, rank, snapshot, startup
+from rolling_graph.warm import db, notes, rank, snapshot, startup
 from rolling_graph.warm.snapshot_write import write_snapshot
 
 if TYPE_CHECKING:
@@ -192,6 +192,7 @@ def build_snapshot(conn: Connection, pid: int, root: str, now: datetime | None =
     order = list(dict.fromkeys([*left.ids(), *names]))[:max_nodes]
     rows = {**by_id, **left.rows}
     seen = seen_in(conn, pid, order)
+    total = int(db.one(conn.execute("SELECT count(*) FROM nodes WHERE project_id = %s", (pid,)))[0])
     return {
         "project": root,
         "generated_at": iso(now),
@@ -200,6 +201,9 @@ def build_snapshot(conn: Connection, pid: int, root: str, now: datetime | None =
         "nodes": [{**node_payload(rows[nid]), **({"seen_in": seen[nid]} if nid in seen else {})} for nid in order],
         "edges": edges_among(conn, pid, order, snapshot.MAX_EDGES),
         "notes": notes.build_notes(conn, pid),  # what the tool-time notes draw from (rolling_graph.warm.notes)
+        # Every node of the project is in it (each of ``order`` is one of the project's nodes):
+        # a session that took it all has nothing left to pull (snapshot.holds_whole_project).
+        "whole": len(order) == total,
     }
 
 
@@ -210,5 +214,5 @@ def refresh_snapshot(conn: Connection, settings: Settings, root: str) -> dict[st
         return None
     snap = build_snapshot(conn, int(row[0]), root, settings.clock.now())
     conn.commit()
-    write_snapshot(settings.home, root, snap)
+    write_snapshot(settings.home, root, snap, whole=snap["whole"] is True)
     return snap

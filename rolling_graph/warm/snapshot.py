@@ -23,6 +23,7 @@ from rolling_graph.store.project import project_key
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Container
     from datetime import datetime
     from typing import Any
 
@@ -46,6 +47,42 @@ def has_snapshot(home: str | os.PathLike[str], project_root: str | None) -> bool
     if not project_root:
         return False
     return os.path.exists(snapshot_file(home, project_root))
+
+
+def whole_file(home: str | os.PathLike[str], project_root: str) -> str:
+    """The snapshot's claim to hold the project's whole warm graph (beside the snapshot; see
+    :func:`holds_whole_project`)."""
+    return snapshot_file(home, project_root)[: -len(".json")] + ".whole"
+
+
+def whole_claim(st: os.stat_result, project_root: str) -> dict[str, Any]:
+    """What the claim file holds: the snapshot file it was made for (inode, size, mtime), and the project."""
+    return {"project": project_root, "snapshot": [st.st_ino, st.st_size, st.st_mtime_ns]}
+
+
+def holds_whole_project(home: str | os.PathLike[str], project_root: str | None, have: Container[str]) -> bool:
+    """Does a session whose hot graph holds the node ids ``have`` hold every node of the
+    project's warm graph? Then a prompt-time pull cannot add anything.
+
+    Yes only when the writer claimed, for exactly the snapshot file now in place, that it
+    holds the whole warm graph (the claim file: :mod:`rolling_graph.warm.snapshot_write`;
+    every merge into the warm graph removes it before it commits, and every rewrite of the
+    snapshot replaces the file the claim names), and every node of the snapshot is in
+    ``have``. A missing, unreadable or foreign snapshot or claim: no."""
+    if not project_root:
+        return False
+    try:
+        st = os.stat(snapshot_file(home, project_root))
+        with open(whole_file(home, project_root), "rb") as fh:
+            claim = jsonio.loads(fh.read())
+    except (OSError, ValueError, UnicodeDecodeError):
+        return False
+    if claim != whole_claim(st, project_root):
+        return False
+    snap = read_snapshot(home, project_root)
+    if snap is None:
+        return False
+    return all(isinstance(n, dict) and isinstance(n.get("id"), str) and n["id"] in have for n in snap["nodes"])
 
 
 def read_snapshot(home: str | os.PathLike[str], project_root: str) -> Snapshot | None:
