@@ -9,6 +9,8 @@ probe, never in the hook):
 * :func:`pattern_names` — what a Grep pattern searches for
 * :func:`file_names` — the file names a piece of code quotes
 * :func:`quoted_names` — the code names prose quotes in backticks (a plan, a subagent's brief)
+* :func:`module_paths` — the modules a piece of code imports by a host-named path (Go's
+  ``"github.com/go-git/go-git/v5/plumbing"`` → ``github.com/go-git/go-git/v5``)
 """
 
 from __future__ import annotations
@@ -122,6 +124,41 @@ def defined_names(text: str, limit: int = 8) -> list[str]:
         name = m.group("name").rstrip(".")
         if len(name) >= 3 and name.lower() not in ("self", "this", "init", "main", "test") and not (name.startswith("__") and name.endswith("__")):
             out.setdefault(name, None)
+        if len(out) >= limit:
+            break
+    return list(out)
+
+
+#: A host-named import path, quoted or not: ``entire.io/cli/cmd/entire/cli/paths``,
+#: ``github.com/go-git/go-git/v5/plumbing``. Not a URL (``https://github.com/…``), not an
+#: e-mail address, not a file path's middle.
+_MODULE_RE = re.compile(r"(?<![\w@/.:-])((?:[a-z0-9][a-z0-9-]*\.)+[a-z]{2,12})((?:/[A-Za-z0-9_.~-]+)+)")
+#: Hosts whose paths name ``owner/repository`` before a package: the module is three parts.
+_FORGES = frozenset({"github.com", "gitlab.com", "bitbucket.org", "codeberg.org", "golang.org"})
+_MAJOR_RE = re.compile(r"v\d+")
+#: Top-level domains a module host ends in (``foo.bar/baz`` in code is no module).
+_TLDS = frozenset("com org net io dev in co me app sh ai cloud tech xyz gov edu uk de fr nl ch jp cn ru eu us ca au".split())
+
+
+def module_paths(text: str, limit: int = 12) -> list[str]:
+    """The modules ``text`` imports by a host-named path (Go's, and any such path a command
+    fetches), each once, in order: the module, not the package (``entire.io/cli`` of
+    ``entire.io/cli/cmd/entire/cli/paths``; ``github.com/go-git/go-git/v5`` of
+    ``github.com/go-git/go-git/v5/plumbing/object``). They are the names Go code uses for
+    its own module and its dependencies, which no code name of the code holds: the path's
+    parts are directories (:func:`code_names` skips them)."""
+    out: dict[str, None] = {}
+    for m in _MODULE_RE.finditer(text):
+        host, parts = m.group(1), m.group(2).strip("/").split("/")
+        if host.rpartition(".")[2] not in _TLDS or looks_like_file(host) or looks_like_file(parts[-1]) or any(not p or p.startswith(".") for p in parts):
+            continue  # a file's path (``docs/x.md``), never a module
+        keep = 2 if host in _FORGES else 1
+        if len(parts) < keep:
+            continue
+        module = [host, *parts[:keep]]
+        if len(parts) > keep and _MAJOR_RE.fullmatch(parts[keep]):
+            module.append(parts[keep])  # Go's major version suffix belongs to the module
+        out.setdefault("/".join(module), None)
         if len(out) >= limit:
             break
     return list(out)

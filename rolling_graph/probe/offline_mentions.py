@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from rolling_graph.capture.tools import EDIT_TOOLS, WRITE
 from rolling_graph.core.filepaths import file_id, looks_like_file
 from rolling_graph.core.ids import name_id
-from rolling_graph.probe.code_names import NO_NAMES, code_names, file_names, is_code_name, pattern_names
+from rolling_graph.probe.code_names import NO_NAMES, code_names, file_names, is_code_name, module_paths, pattern_names
 from rolling_graph.probe.offline_tools import edit_pairs, whole_text
 from rolling_graph.probe.proposal import Proposal, event_seq
 
@@ -82,16 +82,17 @@ def event_names(event: PendingEvent, typed: Callable[[str], str] = str) -> tuple
                 pairs = edit_pairs(tool, data)
                 new_code = "\n".join(whole_text(new) for _, new in pairs)
                 old_code = "\n".join(whole_text(old) for old, _ in pairs)
-                new = code_names(new_code, NAMES_PER_EVENT) + file_names(new_code)
+                new = module_paths(new_code) + code_names(new_code, NAMES_PER_EVENT) + file_names(new_code)
                 kept = set(new)
                 gone = [n for n in code_names(old_code, NAMES_PER_EVENT) if n not in kept]
             return list(dict.fromkeys(new + gone))[:NAMES_PER_EVENT], set(new)
         if tool == "Grep":
-            return pattern_names(data.get("pattern") or _input_line(text)), set()
+            pattern = data.get("pattern") or _input_line(text)
+            return pattern_names(pattern) + module_paths(pattern.replace("\\.", ".")), set()
         if tool == "ExitPlanMode" and data.get("plan"):  # the plan the user approved names what comes next
             return code_names(data["plan"], NAMES_PER_EVENT), set()
         if tool == "Bash" and data.get("cmd"):
-            return code_names(data["cmd"], NAMES_PER_EVENT), set()
+            return code_names(data["cmd"], NAMES_PER_EVENT) + module_paths(data["cmd"]), set()
         if tool in ("Task", "Agent"):  # what the assistant asked a subagent to look at
             return code_names(f"{data.get('desc', '')}\n{data.get('prompt', '')}", NAMES_PER_EVENT), set()
         if tool in _LINE_TOOLS:  # ``$ mix test test/x_test.exs``, ``Glob lib/**/*.ex``

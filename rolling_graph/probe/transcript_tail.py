@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from rolling_graph.capture.events import bounded
 from rolling_graph.capture.tools import EDIT_TOOLS, FileEdit, parse_tool
-from rolling_graph.probe.code_names import code_names, defined_names, file_names, frequent_names
+from rolling_graph.probe.code_names import code_names, defined_names, file_names, frequent_names, module_paths
 from rolling_graph.store.userfile import read_regular, regular_size
 
 if TYPE_CHECKING:
@@ -63,7 +63,7 @@ def _input_names(text: str) -> list[str]:
 def _input_mentions(call: FileEdit, text: str) -> list[str]:
     """Every code name an edit's whole input uses, in order: the new code's (``text``), then
     those only the code it replaces has (prefixed ``-``: touched, but gone from the code)."""
-    new = code_names(text, MENTIONS_PER_INPUT) + file_names(text)
+    new = module_paths(text) + code_names(text, MENTIONS_PER_INPUT) + file_names(text)
     if not call.REPLACES:
         return new
     seen = set(new)

@@ -12,7 +12,14 @@ import jsonpatch
 from rolling_graph.core.model import new_document
 from rolling_graph.core.patch import validate_ops
 from rolling_graph.probe import offline_mentions as mentions
-from rolling_graph.probe.code_names import code_names, defined_names, file_names, is_code_name, is_private_helper
+from rolling_graph.probe.code_names import (
+    code_names,
+    defined_names,
+    file_names,
+    is_code_name,
+    is_private_helper,
+    module_paths,
+)
 from rolling_graph.probe.offline import OfflineProbe, typed_text
 from rolling_graph.probe.transcript_tail import attach_names
 from rolling_graph.render.rank import is_removed
@@ -189,3 +196,41 @@ def test_a_file_name_the_new_code_quotes_is_a_name_unless_a_project_file_has_it(
     # Without the transcript, the head of the new code the hook kept says the same.
     names, new = mentions.event_names(tool("e3", "Edit", "Edit test/x.exs\n…", ["test/x.exs"], new=code, old=""))  # type: ignore[arg-type]
     assert "foo.ex" in names and "foo.ex" in new
+
+
+GO_IMPORTS = """package strategy
+
+import (
+\t"fmt"
+
+\t"entire.io/cli/cmd/entire/cli/checkpoint"
+\t"entire.io/cli/cmd/entire/cli/paths"
+\t"github.com/go-git/go-git/v5/plumbing/object"
+\tgit "github.com/go-git/go-git/v5"
+\t"golang.org/x/sys/unix"
+)
+
+// Author: Entire CLI <cli@entire.io>, see https://github.com/entireio/cli/issues/12
+func Write(repo *git.Repository) error { return checkpoint.WriteCommitted(repo, paths.Root) }
+"""
+
+
+def test_the_modules_go_code_imports_are_names_the_module_not_each_package() -> None:
+    # The project's own module and its dependencies: the names Go code imports them by, which
+    # no code name holds (their parts are directories). Not a URL, an e-mail address or a file.
+    assert module_paths(GO_IMPORTS) == ["entire.io/cli", "github.com/go-git/go-git/v5", "golang.org/x/sys"]
+    assert "entire.io/cli" not in code_names(GO_IMPORTS)
+    assert module_paths("cd ../entire.io && git log; cat docs/setup.md; see lib/app.web/x") == []
+    assert module_paths("go get github.com/spf13/cobra@v1.8.0 gopkg.in/yaml.v3") == ["github.com/spf13/cobra", "gopkg.in/yaml.v3"]
+
+
+def test_a_write_of_go_code_adds_the_modules_it_imports_owned_by_the_file() -> None:
+    doc = new_document("s")
+    apply(doc, [tool("e3", "Write", f"Write cli/strategy/write.go\n{GO_IMPORTS}", ["cli/strategy/write.go"], new=GO_IMPORTS)])
+    modules = {n["label"]: nid for nid, n in doc["nodes"].items() if "/" in n["label"] and n["kind"] == "symbol"}
+    assert set(modules) == {"entire.io/cli", "github.com/go-git/go-git/v5", "golang.org/x/sys"}
+    assert all(facts(doc, nid)["in"] == "cli-strategy-write-go" for nid in modules.values())
+    # A later command that fetches one touches it: its last use moves on.
+    apply(doc, [tool("e9", "Bash", "$ go get github.com/go-git/go-git/v5@latest\nok", cmd="go get github.com/go-git/go-git/v5@latest")])
+    assert facts(doc, modules["github.com/go-git/go-git/v5"])["seq"] == 9
+    assert facts(doc, modules["entire.io/cli"])["seq"] == 3
