@@ -22,7 +22,9 @@ from rolling_graph.hook import EVENTS
 #:   SIGTERM a session's end sends a run still going, tests/plugin/test_background_hooks.py).
 #:   A tool-time note, when there is one, is held by Claude Code until the hook has finished and
 #:   sent with the next request after that (checkForNewResponses reads finished hooks only): with
-#:   a real model one request after the tool result, with the instant stand-in model a few.
+#:   a real model the request after the one that carries the tool result, with the instant
+#:   stand-in model a few later. The probe's cap notice waits for a prompt (a background hook's
+#:   systemMessage would go to the model, not the user).
 BACKGROUND = {"SessionEnd", "PostToolUse", "PostToolUseFailure"}
 #: Events whose answer must be there before Claude Code goes on: SessionStart's block and
 #: UserPromptSubmit's context go with the very request they are about; PreCompact marks the
