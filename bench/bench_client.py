@@ -18,7 +18,10 @@ per-round ratios (the issue 37 goal: Rolling Graph ≤ 1.15× the no-op plugin).
 (the same shim for both: a shell and two ``date`` calls around the hook), and per hook event
 the invocations, the median milliseconds of one and the total of a session, Rolling Graph's
 beside the no-op's. ``--variant LABEL:VAR=VALUE`` (repeatable) adds our plugin with one variable set for
-its hooks to every round (e.g. ``server-off:ROLLING_GRAPH_HOOK_SERVER=off``). Not part of CI (``tests/plugin/test_e2e_claude.py`` keeps a looser bound).
+its hooks to every round (e.g. ``server-off:ROLLING_GRAPH_HOOK_SERVER=off``); ``--wiring
+LABEL:EVENT,EVENT`` (repeatable) adds our plugin with exactly those events ``"async": true`` in
+its hooks.json (``before:SessionEnd``: the wiring before issue 43) to every round and to the timed
+rounds, so two wirings are compared in the same run. Not part of CI (``tests/plugin/test_e2e_claude.py`` keeps a looser bound).
 """
 
 from __future__ import annotations
@@ -39,8 +42,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from claude_harness import CLAUDE, PLUGIN_DIR, Sandbox, write_noop_plugin  # noqa: E402
+from claude_harness import CLAUDE, PLUGIN_DIR, Sandbox, kebab, write_noop_plugin  # noqa: E402
 from standin_model import StandinModel, ToolCall, Turn  # noqa: E402
+
+from rolling_graph.store.sidecar import SidecarStore  # noqa: E402
 
 PROMPT = "We decided to use PostgreSQL instead of SQLite for the warm store. Look through the notes and the code."
 EARLIER_PROMPTS = (
@@ -87,8 +92,9 @@ def workers_running(home: Path) -> bool:
             continue
         try:
             cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
-            if b"rgraph-worker" not in cmdline and b"rolling_graph" not in cmdline or b"server_watch" in cmdline:
-                continue  # (the embedded server's idle watcher stays for minutes, by design)
+            if not any(name in cmdline for name in (b"rgraph-worker", b"rolling_graph", b"rgraph-hook")) or b"server_watch" in cmdline:
+                continue  # (the embedded server's idle watcher stays for minutes, by design; a hook run in
+                # the background may outlive `claude` by the few milliseconds its write takes)
             if marker in Path(f"/proc/{entry}/environ").read_bytes().split(b"\0"):
                 return True
         except OSError:
@@ -103,12 +109,25 @@ def wait_for_workers(home: Path) -> float:
     return time.monotonic() - started
 
 
+#: Tool calls of our sessions, and how many of them the session's state counted (a hook run in
+#: the background that the session's end killed would leave one out).
+TOOL_EVENTS = {"calls": 0, "recorded": 0}
+
+
 def run_session(sandbox: Sandbox, plugin: Path | None, turns: list[Turn], prompt: str) -> float:
     """One session's wall time; its detached work (probe, reconcile) is waited for after it."""
     with StandinModel(turns) as model:
         run = sandbox.run(model, prompt, plugin_dir=plugin)
     assert run.output.get("num_turns") == len(turns), run.describe()
     wait_for_workers(sandbox.home)
+    store = SidecarStore(str(sandbox.rg_home))
+    if store.exists(run.session_id):  # one of ours (the no-op and no plugin keep no state)
+        calls = sum(len(turn.tool_calls) for turn in turns)
+        recorded = store.load_state(run.session_id)["counters"]["tool_events"]
+        TOOL_EVENTS["calls"] += calls
+        TOOL_EVENTS["recorded"] += recorded
+        if recorded != calls:
+            print(f"  session {run.session_id}: {recorded} of {calls} tool calls recorded", flush=True)
     return run.elapsed_s
 
 
@@ -124,26 +143,62 @@ exit $rc
 """
 
 
-def timed_plugins(root: Path, python: Path, log: Path) -> dict[str, Path]:
-    """Copies of the two plugins' wiring whose every hook runs under the timing shim."""
+def our_groups(background: set[str] | None = None) -> dict[str, Any]:
+    """Our hooks.json ``hooks`` mapping; with ``background``, exactly those events ``"async": true``."""
+    groups: dict[str, Any] = json.loads((PLUGIN_DIR / "hooks" / "hooks.json").read_text())["hooks"]
+    if background is not None:
+        for event, matchers in groups.items():
+            for group in matchers:
+                for hook in group["hooks"]:
+                    hook.pop("async", None)
+                    if event in background:
+                        hook["async"] = True
+    return groups
+
+
+def background_events(groups: dict[str, Any]) -> set[str]:
+    """The events of a hooks mapping that Claude Code does not wait for."""
+    return {event for event, matchers in groups.items() for group in matchers for hook in group["hooks"] if hook.get("async")}
+
+
+def parse_wiring(spec: str) -> tuple[str, set[str]]:
+    """``LABEL:EVENT,EVENT`` (``LABEL:`` for none) -> (label, the events run in the background)."""
+    label, _, events = spec.partition(":")
+    background = {e for e in events.split(",") if e}
+    unknown = background - set(our_groups())
+    if not label or unknown:
+        raise SystemExit(f"bench_client: --wiring {spec!r}: expected LABEL:EVENT,EVENT of {', '.join(our_groups())}")
+    return label, background
+
+
+def wiring_plugin(root: Path, label: str, background: set[str]) -> Path:
+    """A copy of our plugin whose hooks.json runs exactly ``background`` asynchronously (``--wiring``)."""
+    target = root / f"wiring-{label}"
+    shutil.copytree(PLUGIN_DIR, target, symlinks=True)
+    (target / "hooks" / "hooks.json").write_text(json.dumps({"hooks": our_groups(background)}, indent=1))
+    return target
+
+
+def timed_plugins(root: Path, python: Path, log: Path, wirings: dict[str, set[str]]) -> dict[str, Path]:
+    """Copies of the plugins' wiring (ours, the no-op, ours wired as each of ``wirings``) whose
+    every hook runs under the timing shim."""
     shim = root / "timing-shim"
     shim.write_text(SHIM.format(log=log))
     shim.chmod(0o755)
     plugins = {}
-    for label in ("rolling-graph", "noop"):
+    for label in ("rolling-graph", "noop", *wirings):
         target = root / f"timed-{label}"
         (target / ".claude-plugin").mkdir(parents=True)
         (target / "hooks").mkdir()
         manifest = {"name": f"timed-{label}", "version": "0.0.0", "description": "timing"}
         (target / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest))
-        groups = json.loads((PLUGIN_DIR / "hooks" / "hooks.json").read_text())["hooks"]
+        # The no-op stays all synchronous, as write_noop_plugin writes it.
+        groups = our_groups(set() if label == "noop" else wirings.get(label))
         for matchers in groups.values():
             for group in matchers:
                 for hook in group["hooks"]:
                     [event] = hook["args"]
-                    real = [str(PLUGIN_DIR / "hooks" / "run"), event] if label == "rolling-graph" else [str(python), "-c", "pass"]
-                    if label == "noop":
-                        hook.pop("async", None)  # the no-op stays all synchronous, as write_noop_plugin writes it
+                    real = [str(python), "-c", "pass"] if label == "noop" else [str(PLUGIN_DIR / "hooks" / "run"), event]
                     hook["command"] = str(shim)
                     hook["args"] = [label, event, *real]
         (target / "hooks" / "hooks.json").write_text(json.dumps({"hooks": groups}))
@@ -162,26 +217,30 @@ def variant_plugin(root: Path, label: str, assignment: str) -> Path:
     return target
 
 
-def print_breakdown(log: Path, sessions: int) -> None:
+def print_breakdown(log: Path, sessions: int, wirings: dict[str, set[str]]) -> None:
     times: dict[tuple[str, str], list[float]] = defaultdict(list)
     for line in log.read_text().splitlines():
         label, event, micros = line.split()
         times[(label, event)].append(int(micros) / 1000)
     events = sorted({event for _, event in times})
-    background = {hook["args"][0] for groups in json.loads((PLUGIN_DIR / "hooks" / "hooks.json").read_text())["hooks"].values()
-                  for group in groups for hook in group["hooks"] if hook.get("async")}
-    print(f"\nper hook event, under the timing shim ({sessions} sessions each; ms; * ours async, not waited for):")
-    print(f"  {'event':22} {'n/session':>9} {'ours one':>9} {'noop one':>9} {'ours total':>11} {'noop total':>11}")
-    total = {"rolling-graph": 0.0, "noop": 0.0}
+    labels = ["rolling-graph", "noop", *wirings]
+    background = {label: {kebab(event) for event in events}
+                  for label, events in {"rolling-graph": background_events(our_groups()), "noop": set(), **wirings}.items()}
+    print(f"\nper hook event, under the timing shim ({sessions} sessions each; ms: the median call / a session's total; "
+          "* async, not waited for):")
+    print(f"  {'event':22} {'n/session':>9} " + " ".join(f"{label[:19]:>19}" for label in labels))
+    waited = dict.fromkeys(labels, 0.0)
     for event in events:
-        ours, noop = times[("rolling-graph", event)], times[("noop", event)]
-        for label, values in (("rolling-graph", ours), ("noop", noop)):
-            if not (label == "rolling-graph" and event in background):
-                total[label] += sum(values) / sessions
-        name = f"{event}{' *' if event in background else ''}"
-        print(f"  {name:22} {len(ours) / sessions:9.1f} {statistics.median(ours) if ours else 0:9.1f} "
-              f"{statistics.median(noop) if noop else 0:9.1f} {sum(ours) / sessions:11.0f} {sum(noop) / sessions:11.0f}")
-    print(f"  {'hooks waited for':22} {'':9} {'':9} {'':9} {total['rolling-graph']:11.0f} {total['noop']:11.0f}")
+        cells = []
+        for label in labels:
+            values = times[(label, event)]
+            total = sum(values) / sessions
+            if event not in background[label]:
+                waited[label] += total
+            mark = "*" if event in background[label] else " "
+            cells.append(f"{statistics.median(values) if values else 0:8.1f} /{total:6.0f}{mark}")
+        print(f"  {event:22} {len(times[('rolling-graph', event)]) / sessions:9.1f} " + " ".join(f"{c:>19}" for c in cells))
+    print(f"  {'hooks waited for':22} {'':9} " + " ".join(f"{waited[label]:18.0f} " for label in labels))
 
 
 def main() -> None:
@@ -195,7 +254,11 @@ def main() -> None:
     parser.add_argument("--json", type=Path, help="also write every measurement here")
     parser.add_argument("--variant", action="append", default=[], metavar="LABEL:VAR=VALUE",
                         help="also time our plugin with VAR=VALUE set for its hooks, as LABEL, in every round")
+    parser.add_argument("--wiring", action="append", default=[], metavar="LABEL:EVENT,EVENT",
+                        help="also time our plugin with exactly these events async in its hooks.json, as LABEL, in every "
+                        "round and in the timed rounds (e.g. before:SessionEnd)")
     args = parser.parse_args()
+    wirings = dict(parse_wiring(spec) for spec in args.wiring)
     if CLAUDE is None:
         raise SystemExit("bench_client: the Claude Code CLI `claude` is not on PATH")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the embedded server on the way out
@@ -212,6 +275,10 @@ def main() -> None:
         for variant in args.variant:
             label, assignment = variant.split(":", 1)
             plugins[label] = variant_plugin(root, label, assignment)
+        for label, background in wirings.items():
+            plugins[label] = wiring_plugin(root, label, background)
+        print(f"async in our hooks.json: {', '.join(sorted(background_events(our_groups())))}"
+              + "".join(f"; {label}: {', '.join(sorted(bg)) or 'none'}" for label, bg in wirings.items()), flush=True)
         try:
             for i in range(args.earlier):
                 elapsed = run_session(sandbox, PLUGIN_DIR, session_turns(files, 8, offset=i), EARLIER_PROMPTS[i % len(EARLIER_PROMPTS)])
@@ -228,14 +295,14 @@ def main() -> None:
                     walls[name].append(run_session(sandbox, plugins[name], session_turns(files, args.tools, offset=r), PROMPT))
                 print(f"round {r + 1}: " + ", ".join(f"{n} {walls[n][-1]:.2f} s" for n in names), flush=True)
             shim_log = root / "hook-times.log"
-            timed = timed_plugins(root, venv_bin / "python3", shim_log)
+            timed = timed_plugins(root, venv_bin / "python3", shim_log, wirings)
+            timed_names = list(timed)
             for r in range(args.breakdown):
-                for name in (("rolling-graph", "noop") if r % 2 == 0 else ("noop", "rolling-graph")):
+                for name in timed_names[r % len(timed_names):] + timed_names[: r % len(timed_names)]:
                     walls[f"timed {name}"].append(run_session(sandbox, timed[name], session_turns(files, args.tools, offset=r), PROMPT))
-                print(f"timed round {r + 1}: ours {walls['timed rolling-graph'][-1]:.2f} s, noop {walls['timed noop'][-1]:.2f} s",
-                      flush=True)
+                print(f"timed round {r + 1}: " + ", ".join(f"{n} {walls[f'timed {n}'][-1]:.2f} s" for n in timed_names), flush=True)
             if args.breakdown:
-                print_breakdown(shim_log, args.breakdown)
+                print_breakdown(shim_log, args.breakdown, wirings)
         finally:
             sandbox.stop_embedded_database()
 
@@ -251,8 +318,9 @@ def main() -> None:
         ratios = [ours / noop for ours, noop in zip(walls[name], walls["noop"], strict=True)]
         print(f"  {name} / noop: {med[name] / med['noop']:.3f} (ratio of medians), {statistics.median(ratios):.3f} "
               f"(median of per-round ratios: {', '.join(f'{x:.2f}' for x in ratios)})")
+    print(f"  tool calls of our sessions recorded in their state: {TOOL_EVENTS['recorded']} of {TOOL_EVENTS['calls']}")
     if args.json:
-        report: dict[str, Any] = {"walls": walls, "tools": args.tools, "rounds": args.rounds}
+        report: dict[str, Any] = {"walls": walls, "tools": args.tools, "rounds": args.rounds, "tool_events": TOOL_EVENTS}
         args.json.write_text(json.dumps(report, indent=1))
 
 

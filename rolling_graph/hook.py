@@ -140,7 +140,11 @@ def _gate_event(
     return pending, reasons
 
 
-def _cap_notice(doc: HookState) -> str | None:
+def _cap_notice(doc: HookState, event: ToolResult | Prompt) -> str | None:
+    """The one-time notice for the user, taken by a prompt only: a tool result's hook runs in the
+    background, and Claude Code sends a background hook's ``systemMessage`` to the model, not the user."""
+    if not isinstance(event, Prompt):
+        return None
     c = doc["counters"]
     notice = c.pop("cap_notice_pending", None)
     if notice:
@@ -158,7 +162,7 @@ def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event: 
     with store.hook_transaction(sid, index=part) as view:
         pending, reasons = _gate_event(view.state, event, now, settings, view.node_ids)
         text = "" if (reasons and sync) else inject.speak(view, event.event, pending, settings, notes)
-        notice = _cap_notice(view.state)
+        notice = _cap_notice(view.state, event)
     if isinstance(event, Prompt) and view.state["counters"]["prompts"] == 1:
         warm.start_pull(settings, sid, pending["text"], store.project(sid), view.node_ids)
     if reasons:
@@ -166,7 +170,7 @@ def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event: 
         if sync:  # the probe has run: tell the model what it found for this very event
             with store.hook_transaction(sid, index=part) as view:
                 text = inject.speak(view, event.event, pending, settings, notes)
-                notice = notice or _cap_notice(view.state)
+                notice = notice or _cap_notice(view.state, event)
     return _output(event.event, text, notice)
 
 

@@ -65,7 +65,11 @@ def spawn_detached(command: list[str], args: list[str], log_path: Path | str, en
             (os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
             (os.POSIX_SPAWN_DUP2, 1, 2),
         ]
-        return os.posix_spawn(argv[0], argv, child_env, file_actions=actions, setsid=True)
+        import signal
+
+        # SIGTERM back to its default: a background hook (hooks/run) ignores it, and the
+        # disposition would be inherited.
+        return os.posix_spawn(argv[0], argv, child_env, file_actions=actions, setsid=True, setsigdef=(signal.SIGTERM,))
     import subprocess  # pragma: no cover - platforms without posix_spawn
 
     with open(log, "ab") as fh:  # pragma: no cover

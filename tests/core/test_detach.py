@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from rolling_graph.core.detach import NICENESS
 
@@ -40,3 +43,24 @@ def test_deferred_work_inherits_the_low_priority_from_its_start(tmp_path: Path) 
 def test_an_already_lower_priority_is_never_raised_nor_lowered_further(tmp_path: Path) -> None:
     _, child = _niceness_of_a_deferred_start(tmp_path, NICENESS + 2)
     assert child == str(NICENESS + 2)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads the signal disposition from /proc")
+def test_detached_work_can_be_stopped_although_its_hook_ignores_sigterm(tmp_path: Path) -> None:
+    # hooks/run ignores SIGTERM for the hooks Claude Code runs in the background; a probe or
+    # worker they start gets the default back (an ignored signal would survive its exec).
+    report = tmp_path / "sigign"
+    child = f"open({str(report)!r}, 'w').write(next(l for l in open('/proc/self/status') if l.startswith('SigIgn')))"
+    script = (
+        "import os, signal, sys\n"
+        "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        "from rolling_graph.core import detach\n"
+        f"detach.spawn_detached([sys.executable, '-c'], [{child!r}], {str(tmp_path / 'log')!r})\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    deadline = time.monotonic() + 30
+    while not report.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    ignored = int(report.read_text().split()[1], 16)
+    assert not ignored & (1 << (signal.SIGTERM - 1))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 import typer
-from conftest import prompt_payload
+from conftest import prompt_payload, tool_payload
 from typer.testing import CliRunner
 
 from rolling_graph.core.config import load_settings
@@ -33,6 +33,20 @@ def test_a_session_over_its_token_cap_falls_back_to_offline_and_says_so_once(iso
     assert patch["backend"] == "offline" and patch["selected_because"].startswith("cap reached")
     second = handle_event("user-prompt-submit", prompt_payload(SID, "We decided to deploy on Render."))
     assert second is None or "systemMessage" not in second, "told once"
+
+
+def test_the_cap_notice_waits_for_a_prompt_rather_than_going_out_with_a_tool_result(isolated_home: Path) -> None:
+    # A tool result's hook runs in the background, and Claude Code sends a background hook's
+    # systemMessage to the model, not to the user: the notice is left to the next prompt.
+    store = SidecarStore(load_settings())
+    handle_event("session-start", {"session_id": SID, "cwd": "/tmp/app", "source": "startup"})
+    with store.transaction(SID, graph=False) as doc:
+        doc["counters"]["cap_notice_pending"] = "Rolling Graph: session cap reached; probes fall back to the offline extractor."
+    for event in ("post-tool-use", "post-tool-use-failure"):
+        out = handle_event(event, tool_payload(SID, "Bash", {"command": "ls"}, {"stdout": "app.py"}))
+        assert "systemMessage" not in (out or {})
+    first = handle_event("user-prompt-submit", prompt_payload(SID, "What next?"))
+    assert first is not None and "cap reached" in first["systemMessage"]
 
 
 def test_stats_lists_each_probe_with_why_it_fired(isolated_home: Path) -> None:
