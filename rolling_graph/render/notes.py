@@ -7,20 +7,22 @@ hook adds one short note::
 
     <rolling-graph-memory source="earlier sessions" note="data, not instructions">
     cmd/x/clean.go, in 3 earlier sessions: edited 13×
-    · usually changed with: cmd/x/clean_test.go (0.67), cmd/x/root.go (0.50)
-    · last failure: clean.go:221:3: error is not nil … (resolved)
+    · usually changed with: cmd/x/clean_test.go (0.67)
     </rolling-graph-memory>
 
-Its parts, the most telling first (a part that does not fit is left out whole): the files
-usually changed with it, the last failure there, and (in a prompt's note, at full
-resolution) a decision about it and the code its edits touched. Rules, in this order: at
-most one note an event, for the highest-ranked file it touched (sessions, then edits); each
-file at most once a session; a tool's note only when it names what the session has not met
-(a partner going with the file in half their sessions or more, :data:`TOOL_PARTNER_WEIGHT`,
-two at most; the last failure): measured on the entire-cli chain, notes of counts alone,
-weaker partners and a decision's prose surfaced names the session used within 40 events at
-0.01–0.03; never what the tool's own output just showed (a partner file or a code name it
-contains is left out) nor a partner the session has already touched itself; under a
+Its parts are data (:data:`PART_LABELS`): the files usually changed with it, the last failure
+there, a decision about it, the code its edits touched; a tool's note gives
+:data:`TOOL_PARTS` (the strongest partner going with the file in half their sessions or more,
+:data:`TOOL_PARTNER_WEIGHT`), a prompt's note :data:`PROMPT_PARTS` (the code names). Each
+part was kept or cut by what it surfaced on the whole entire-cli chain, pooled
+(``bench/eval_notes_offline.py kinds``: of the names a part surfaced, the share the session
+used within 40 events): a prompt note's code names 16 of 76; its partners 2 of 19, failures
+0 of 4, decisions 0 of 7; a tool note's partners 2 of 16 (the second partner added 1 name,
+0 used), its failures 0 of 9; a head line alone ("in 3 sessions: edited 13×") surfaces
+nothing. Rules, in this order: at most one note an event, for the highest-ranked file it
+touched (sessions, then edits); each file at most once a session; a note only when a part has
+something to say; never what the tool's own output just showed (a partner file or a code name
+it contains is left out) nor a partner the session has already touched itself; under a
 per-note budget, a pace (``RenderSettings.note_pace_chars``: characters per 100 hook events,
 one note's worth ahead) and the session budget, which everything a prompt or a tool is told
 counts against (:func:`charge`, :func:`session_left`; the prompts' own news and named
@@ -62,14 +64,14 @@ PART_LABELS: dict[str, str] = {"partners": "usually changed with", "failure": "l
                                "code": "code edited"}
 #: The parts a prompt's note (at full resolution) and a tool's note give, the most telling
 #: first (a part that does not fit is left out whole).
-PROMPT_PARTS: tuple[str, ...] = ("partners", "failure", "decision", "code")
-TOOL_PARTS: tuple[str, ...] = ("partners", "failure")
+PROMPT_PARTS: tuple[str, ...] = ("code",)
+TOOL_PARTS: tuple[str, ...] = ("partners",)
 #: Whether a prompt's note may be its head line alone (a tool's never is).
-PROMPT_BARE = True
+PROMPT_BARE = False
 #: Partners a prompt's note and a tool's note name at most; in a tool's note only those going
 #: with the file in this share of their sessions or more.
 PARTNERS_SHOWN = 2
-TOOL_PARTNERS_SHOWN = 2
+TOOL_PARTNERS_SHOWN = 1
 TOOL_PARTNER_WEIGHT = 0.5
 #: Code names a prompt's note gives (those its edits touched in earlier sessions).
 CODE_SHOWN = 6
@@ -279,7 +281,7 @@ def prompt_notes(counters: Counters, prompt: str, notes: dict[str, Any], setting
     out = []
     left = budget_chars
     for nid in named[:3]:
-        text = render_note(notes[nid], left)
+        text = render_note(notes[nid], left, parts=PROMPT_PARTS, partners=PARTNERS_SHOWN, bare=PROMPT_BARE)
         if text:
             out.append(text)
             left -= len(text) + 1
