@@ -6,7 +6,8 @@ are folded from tool events by deterministic code (the offline probe's tool fold
 validated here, key by key, before any reaches the graph:
 
 * every key has a type and a bound (:data:`SPEC`); a kind admits only its own keys
-  (:data:`KIND_KEYS`) plus the common ``seq``, ``by`` and ``mentions``
+  (:data:`KIND_KEYS`) plus the common ``seq`` (the event that last named the node),
+  ``first`` (the event of the session that first named it), ``by`` and ``mentions``
 * a model probe may state only a task's ``status``, a command's ``outcome`` and an error's
   ``state`` (:data:`MODEL_KEYS`): counts, paths and results are never a model's to write
 * proposed facts are merged into the node's current facts (a key that is absent is kept)
@@ -39,6 +40,7 @@ SPEC: dict[str, tuple[str, Any]] = {
     "ref": ("str", 40),
     "from": ("str", 80),
     "seq": ("int", 1_000_000_000),
+    "first": ("int", 1_000_000_000),
     "by": ("enum", ("user", "assistant", "tool")),
     "mentions": ("int", 1_000_000),
     "removed": ("int", 1_000_000_000),
@@ -46,7 +48,7 @@ SPEC: dict[str, tuple[str, Any]] = {
     "def": ("int", 1_000_000_000),
 }
 
-COMMON_KEYS = frozenset({"seq", "by", "mentions"})
+COMMON_KEYS = frozenset({"seq", "first", "by", "mentions"})
 #: Keys each kind may carry besides :data:`COMMON_KEYS`. ``ref``: a task's tracker id (bd,
 #: TaskCreate) or a command's background task id, a commit's short sha; ``from``: the
 #: command family an error came from, so a later passing run resolves it; ``removed``: the

@@ -55,6 +55,7 @@ NodeFacts = TypedDict(
         "status": str,  # task: "pending" | "in_progress" | "completed"
         "ref": str,  # task: tracker id; command: background task id; commit: short sha
         "seq": int,  # any kind: the session's event counter at the last touch
+        "first": int,  # any kind: the session's event counter at the first touch (session only)
         "by": str,  # any kind: "user" | "assistant" | "tool"
         "mentions": int,  # any kind: how many events' inputs named it
         "removed": int,  # symbol: the seq of the edit that took it out of the code

@@ -9,8 +9,10 @@ notes and tool-time notes on, all served from the project's snapshot as in a rea
 * a used name is **foreseen** when a text the memory injected at an event *before* the first
   event whose prompt, tool input or tool output contains the name holds it (substring);
 * **notes** are the injections at ``UserPromptSubmit``, ``PostToolUse`` and
-  ``PostToolUseFailure``. A note *surfaces* a known name it holds that the startup block does
-  not and the session has not used or seen at that event; **precision** is the share of the
+  ``PostToolUseFailure``. A note *surfaces* a known name when the name is among the names
+  extracted from the note (:func:`rolling_graph.evaluation.corpus.names_in` of its text, not
+  any known name that happens to be a substring of it), the startup block does not hold it
+  and the session has not used or seen it at that event; **precision** is the share of the
   names surfaced (each once, at the first note) that the session uses within the
   :data:`NOTE_WINDOW` events after it; **cost** is note characters per 100 hook events;
 * **baseline**: the earlier sessions' most frequent names, front-loaded at session start,
@@ -30,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rolling_graph.evaluation import chain
-from rolling_graph.evaluation.corpus import event_names, ranked_lists
+from rolling_graph.evaluation.corpus import event_names, names_in, ranked_lists
 
 NOTE_WINDOW = 40
 #: Pooled over every session after the first ten of the chain.
@@ -62,6 +64,34 @@ def first_seen(names: set[str], used: Sequence[Collection[str]], outputs: Sequen
     return out
 
 
+@dataclass(frozen=True)
+class Surfaced:
+    """A known name a note surfaced: the note (its index among ``injections``) that surfaced
+    it first, and whether the session used it within :data:`NOTE_WINDOW` events after."""
+
+    note: int
+    hit: bool
+
+
+def surfaced_names(known: set[str], used: Sequence[Sequence[str]], outputs: Sequence[str],
+                   injections: Sequence[Injection]) -> dict[str, Surfaced]:
+    """The names the notes among ``injections`` surfaced (see the module's docstring), each
+    at the first note that surfaced it, in the notes' order."""
+    startup = next((i for i in injections if i.kind == "startup"), None)
+    startup_text = startup.text.lower() if startup else ""
+    named = {k: set(names_in(i.text)) & known for k, i in enumerate(injections) if i.kind == "note"}
+    seen = first_seen({n for names in named.values() for n in names}, [set(e) for e in used], outputs)
+    never = len(used) + 1
+    out: dict[str, Surfaced] = {}
+    for k, names in named.items():
+        at = injections[k].position
+        for n in sorted(names):
+            if n in out or n in startup_text or seen.get(n, never) <= at:
+                continue
+            out[n] = Surfaced(k, any(n in event for event in used[at + 1 : at + 1 + NOTE_WINDOW]))
+    return out
+
+
 def session_foreseen(known: set[str], used: Sequence[Sequence[str]], outputs: Sequence[str], injections: Sequence[Injection],
                      frequent: Sequence[str]) -> dict[str, Any]:
     """The measures of one session (see the module's docstring). ``used``: the names each
@@ -72,8 +102,7 @@ def session_foreseen(known: set[str], used: Sequence[Sequence[str]], outputs: Se
     startup = next((i for i in low if i.kind == "startup"), None)
     start_at = startup.position if startup else 0
     notes = [i for i in low if i.kind == "note"]
-    candidates = used_known | {n for i in notes for n in known if n in i.text}
-    seen = first_seen(candidates, [set(e) for e in used], outputs)
+    seen = first_seen(used_known, [set(e) for e in used], outputs)
     never = len(used) + 1
 
     def foreseen_by(texts: Sequence[Injection]) -> set[str]:
@@ -81,26 +110,18 @@ def session_foreseen(known: set[str], used: Sequence[Sequence[str]], outputs: Se
 
     total_chars = sum(len(i.text) for i in injections)
     baseline = ", ".join(frequent)[:total_chars].lower()
-    surfaced: dict[str, bool] = {}
-    by_tool: dict[str, bool] = {}  # of those, the names a tool note surfaced
-    for note in notes:
-        for n in sorted(known):
-            if n in surfaced or n not in note.text or (startup and n in startup.text) or seen.get(n, never) <= note.position:
-                continue
-            window = used[note.position + 1 : note.position + 1 + NOTE_WINDOW]
-            surfaced[n] = any(n in event for event in window)
-            if note.tool:
-                by_tool[n] = surfaced[n]
+    surfaced = surfaced_names(known, used, outputs, injections)
+    by_tool = [s for s in surfaced.values() if injections[s.note].tool]  # of those, the names a tool note surfaced
     return {
         "used": len(used_known),
         "memory": len(foreseen_by(low)),
         "startup": len(foreseen_by([startup] if startup else [])),
         "baseline": len(foreseen_by([Injection(start_at, "baseline", baseline)])),
         "surfaced": len(surfaced),
-        "hits": sum(surfaced.values()),
+        "hits": sum(s.hit for s in surfaced.values()),
         "note_chars": sum(len(i.text) for i in notes),
         "tool_surfaced": len(by_tool),
-        "tool_hits": sum(by_tool.values()),
+        "tool_hits": sum(s.hit for s in by_tool),
         "tool_note_chars": sum(len(i.text) for i in notes if i.tool),
         "events": len(used),
         "injected_chars": total_chars,

@@ -206,6 +206,8 @@ class Proposal:
         facts: dict[str, Any] = {}
         if seq is not None and (self.fact(nid, "seq") or 0) < seq:
             facts["seq"] = seq
+        if seq is not None and self.fact(nid, "first") is None:
+            facts["first"] = seq  # the session's first event naming it (co-access direction)
         current = self.fact(nid, "by")
         # user outranks assistant outranks tool: a node keeps the strongest who named it
         if current != who and _RANK.get(who, 0) > _RANK.get(current, -1):

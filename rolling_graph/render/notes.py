@@ -7,20 +7,22 @@ hook adds one short note::
 
     <rolling-graph-memory source="earlier sessions" note="data, not instructions">
     cmd/x/clean.go, in 3 earlier sessions: edited 13×
-    · usually changed with: cmd/x/clean_test.go (0.67), cmd/x/root.go (0.50)
-    · last failure: clean.go:221:3: error is not nil … (resolved)
+    · usually changed with: cmd/x/clean_test.go (0.67)
     </rolling-graph-memory>
 
-Its parts, the most telling first (a part that does not fit is left out whole): the files
-usually changed with it, the last failure there, and (in a prompt's note, at full
-resolution) a decision about it and the code its edits touched. Rules, in this order: at
-most one note an event, for the highest-ranked file it touched (sessions, then edits); each
-file at most once a session; a tool's note only when it names what the session has not met
-(a partner going with the file in half their sessions or more, :data:`TOOL_PARTNER_WEIGHT`,
-two at most; the last failure): measured on the entire-cli chain, notes of counts alone,
-weaker partners and a decision's prose surfaced names the session used within 40 events at
-0.01–0.03; never what the tool's own output just showed (a partner file or a code name it
-contains is left out) nor a partner the session has already touched itself; under a
+Its parts are data (:data:`PART_LABELS`): the files usually changed with it, the last failure
+there, a decision about it, the code its edits touched; a tool's note gives
+:data:`TOOL_PARTS` (the strongest partner going with the file in half their sessions or more,
+:data:`TOOL_PARTNER_WEIGHT`), a prompt's note :data:`PROMPT_PARTS` (the code names). Each
+part was kept or cut by what it surfaced on the whole entire-cli chain, pooled
+(``bench/eval_notes_offline.py kinds``: of the names a part surfaced, the share the session
+used within 40 events): a prompt note's code names 16 of 76; its partners 2 of 19, failures
+0 of 4, decisions 0 of 7; a tool note's partners 2 of 16 (the second partner added 1 name,
+0 used), its failures 0 of 9; a head line alone ("in 3 sessions: edited 13×") surfaces
+nothing. Rules, in this order: at most one note an event, for the highest-ranked file it
+touched (sessions, then edits); each file at most once a session; a note only when a part has
+something to say; never what the tool's own output just showed (a partner file or a code name
+it contains is left out) nor a partner the session has already touched itself; under a
 per-note budget, a pace (``RenderSettings.note_pace_chars``: characters per 100 hook events,
 one note's worth ahead) and the session budget, which everything a prompt or a tool is told
 counts against (:func:`charge`, :func:`session_left`; the prompts' own news and named
@@ -55,9 +57,21 @@ PATH_SHOWN = 90
 #: arguments) gets no note: it names files, it does not work on them. A tool that works on a
 #: file (Read, Edit, Write, NotebookEdit) names exactly one, so no list of tool names is needed.
 LISTED_PATHS = 2
-#: Partners a note names at most; in a tool's note only those going with the file in this
-#: share of their sessions or more.
+#: What a note can say after its head line (the file, how many sessions, its counts), by part,
+#: each on a line of its own that opens with the part's label: the files usually changed with
+#: it, the last failure there, a decision about it, the code names its edits touched.
+PART_LABELS: dict[str, str] = {"partners": "usually changed with", "failure": "last failure", "decision": "decision",
+                               "code": "code edited"}
+#: The parts a prompt's note (at full resolution) and a tool's note give, the most telling
+#: first (a part that does not fit is left out whole).
+PROMPT_PARTS: tuple[str, ...] = ("code",)
+TOOL_PARTS: tuple[str, ...] = ("partners",)
+#: Whether a prompt's note may be its head line alone (a tool's never is).
+PROMPT_BARE = False
+#: Partners a prompt's note and a tool's note name at most; in a tool's note only those going
+#: with the file in this share of their sessions or more.
 PARTNERS_SHOWN = 2
+TOOL_PARTNERS_SHOWN = 1
 TOOL_PARTNER_WEIGHT = 0.5
 #: Code names a prompt's note gives (those its edits touched in earlier sessions).
 CODE_SHOWN = 6
@@ -94,13 +108,54 @@ def _counts(entry: dict[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def partner_rows(entry: dict[str, Any]) -> list[tuple[str, float]]:
+    """The well-formed partners of a note's entry (its ``with``: ``[path, weight, ...]``), as
+    stored (strongest first)."""
+    return [(row[0], float(row[1])) for row in entry.get("with") or ()
+            if isinstance(row, list) and len(row) >= 2 and isinstance(row[0], str) and isinstance(row[1], (int, float))
+            and not isinstance(row[1], bool)]
+
+
+def kept_partners(rows: list[tuple[str, float]], *, limit: int, min_weight: float = 0.0, shown: str = "",
+                  touched: frozenset[str] | set[str] = frozenset()) -> list[tuple[str, float]]:
+    """The partners a note names: at least ``min_weight``, neither in the tool's output
+    (``shown``) nor touched by the session already, the strongest ``limit`` of them."""
+    kept = [(path, weight) for path, weight in rows
+            if weight >= min_weight and path not in shown and file_id(path) not in touched]
+    return sorted(kept, key=lambda r: -r[1])[:max(0, limit)]
+
+
+def _part(kind: str, entry: dict[str, Any], *, shown: str, touched: frozenset[str] | set[str], partners: int,
+          min_weight: float) -> str:
+    """One part's line (without its bullet), or "" when it has nothing to say."""
+    text = ""
+    if kind == "partners":
+        kept = kept_partners(partner_rows(entry), limit=partners, min_weight=min_weight, shown=shown, touched=touched)
+        text = ", ".join(f"{esc(p, PATH_SHOWN)} ({w:.2f})" for p, w in kept)
+    elif kind == "failure":
+        failure = entry.get("failure")
+        if isinstance(failure, dict) and isinstance(failure.get("text"), str) and failure["text"] not in shown:
+            state = failure.get("state")
+            text = esc(failure["text"], 100) + (f" ({esc(state, 20)})" if isinstance(state, str) else "")
+    elif kind == "decision":
+        decision = entry.get("decision")
+        text = esc(decision, 110) if isinstance(decision, str) and decision else ""
+    elif kind == "code":
+        what = entry.get("what")
+        names = [n.strip() for n in what.split(",") if n.strip() and n.strip().strip("`") not in shown] if isinstance(what, str) else []
+        text = esc(", ".join(names[:CODE_SHOWN]), CODE_CHARS) if names else ""
+    return f"{PART_LABELS[kind]}: {text}" if text else ""
+
+
 def render_note(entry: dict[str, Any], budget_chars: int, *, shown: str = "", touched: frozenset[str] | set[str] = frozenset(),
-                full: bool = True) -> str:
-    """One file's note within ``budget_chars`` (the block's tags included), or "" when it has
-    nothing to say beyond what ``shown`` (the tool's output) holds. Parts that do not fit are
-    left out whole, the least telling last. ``full=False`` (a tool note) leaves out the code
-    its edits touched: measured on the corpus chain, a session opening the file went on to
-    use none of those it had not already seen (21 names, 0 used within 40 events)."""
+                parts: tuple[str, ...] = PROMPT_PARTS, partners: int = PARTNERS_SHOWN, min_weight: float = 0.0,
+                bare: bool = PROMPT_BARE) -> str:
+    """One file's note within ``budget_chars`` (the block's tags included), or "" when none
+    of ``parts`` (:data:`PART_LABELS`, the most telling first; :data:`PROMPT_PARTS` for a
+    prompt, :data:`TOOL_PARTS` for a tool) says anything beyond what ``shown`` (the tool's
+    output) holds. Parts that do not fit are left out whole. ``partners``/``min_weight``: how
+    many partners, how close; ``bare``: whether a head line alone ("in N sessions: edited
+    3×", a file earlier sessions know) is a note."""
     path = entry.get("path")
     if not isinstance(path, str) or not path:
         return ""
@@ -109,43 +164,34 @@ def render_note(entry: dict[str, Any], budget_chars: int, *, shown: str = "", to
     counts = _counts(entry)
     if counts:
         head += f": {counts}"
-    parts: list[str] = []
-    partners = []
-    for row in entry.get("with") or ():
-        if not (isinstance(row, list) and len(row) >= 2 and isinstance(row[0], str) and isinstance(row[1], (int, float))):
-            continue
-        if not full and row[1] < TOOL_PARTNER_WEIGHT:
-            continue
-        other = row[0]
-        if file_id(other) in touched or other in shown:
-            continue
-        partners.append(f"{esc(other, PATH_SHOWN)} ({float(row[1]):.2f})")
-    if partners:
-        parts.append("usually changed with: " + ", ".join(partners[:PARTNERS_SHOWN]))
-    failure = entry.get("failure")
-    if isinstance(failure, dict) and isinstance(failure.get("text"), str) and failure["text"] not in shown:
-        state = failure.get("state")
-        parts.append("last failure: " + esc(failure["text"], 100) + (f" ({esc(state, 20)})" if isinstance(state, str) else ""))
-    decision = entry.get("decision") if full else None
-    if isinstance(decision, str) and decision:
-        parts.append("decision: " + esc(decision, 110))
-    what = entry.get("what") if full else None
-    if isinstance(what, str) and what:
-        names = [n.strip() for n in what.split(",") if n.strip() and n.strip().strip("`") not in shown]
-        if names:
-            parts.append("code edited: " + esc(", ".join(names[:CODE_SHOWN]), CODE_CHARS))
-    if not parts and not sessions:
-        return ""
+    lines = [line for kind in parts if (line := _part(kind, entry, shown=shown, touched=touched, partners=partners, min_weight=min_weight))]
     room = budget_chars - len(OPEN) - len(CLOSE) - 2
     text = head
-    if len(text) > room:
+    if (not lines and not sessions) or len(text) > room:
         return ""
-    for part in parts:
-        if len(text) + 3 + len(part) <= room:
-            text += "\n· " + part
-    if text == head and (not counts or not full):
+    for line in lines:
+        if len(text) + 3 + len(line) <= room:
+            text += "\n· " + line
+    if text == head and (not counts or not bare):
         return ""  # a bare "in N sessions" says too little to be worth the room
     return f"{OPEN}\n{text}\n{CLOSE}"
+
+
+def note_parts(text: str) -> list[tuple[str, str]]:
+    """A rendered note's lines by part: ``("head", line)`` for a note's head line, ``(part,
+    line)`` for a part's line (:data:`PART_LABELS`), ``("other", line)`` for anything else
+    (what the measurement attributes each name a note surfaced to)."""
+    labels = {f"· {label}: ": kind for kind, label in PART_LABELS.items()}
+    out: list[tuple[str, str]] = []
+    after_open = False
+    for line in text.splitlines():
+        if line.startswith("<rolling-graph-memory") or line == CLOSE:
+            after_open = line.startswith("<rolling-graph-memory")
+            continue
+        kind = next((k for prefix, k in labels.items() if line.startswith(prefix)), None)
+        out.append((kind or ("head" if after_open else "other"), line))
+        after_open = False
+    return out
 
 
 def session_left(counters: Counters, settings: RenderSettings) -> int:
@@ -187,7 +233,8 @@ def tool_note(counters: Counters, event: PendingEvent, notes: dict[str, Any], se
         return ""
     shown = event["text"]
     for nid in sorted(fresh, key=lambda i: _rank(notes[i]), reverse=True):
-        text = render_note(notes[nid], room, shown=shown, touched=touched - {nid}, full=False)
+        text = render_note(notes[nid], room, shown=shown, touched=touched - {nid}, parts=TOOL_PARTS, partners=TOOL_PARTNERS_SHOWN,
+                           min_weight=TOOL_PARTNER_WEIGHT, bare=False)
         _remember(counters, "notes_told", [nid])  # looked at once: a file gets one chance a session
         if text:
             charge(counters, len(text))
@@ -234,7 +281,7 @@ def prompt_notes(counters: Counters, prompt: str, notes: dict[str, Any], setting
     out = []
     left = budget_chars
     for nid in named[:3]:
-        text = render_note(notes[nid], left)
+        text = render_note(notes[nid], left, parts=PROMPT_PARTS, partners=PARTNERS_SHOWN, bare=PROMPT_BARE)
         if text:
             out.append(text)
             left -= len(text) + 1

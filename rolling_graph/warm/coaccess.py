@@ -42,8 +42,11 @@ DEFAULT_POLICY = CoAccessPolicy()
 
 def session_files(nodes: Iterable[dict[str, Any]]) -> list[str]:
     """The project files a session touched itself, first touched first: its file nodes (as
-    the reconcile cleaned them) not pulled and left untouched, by their opening (the
-    session's discovery order), then first sight; paths outside the worktree are left out."""
+    the reconcile cleaned them) not pulled and left untouched, by ``first`` (the session's
+    first event naming the file, a session-only fact: a file pulled from the warm graph has
+    it too, where its ``opening`` and ``first_seen`` are an earlier session's or none); a
+    file without it after those, by its opening, then first sight; paths outside the worktree
+    are left out."""
     rows = []
     for n in nodes:
         if n.get("kind") != "file" or n.get("untouched"):
@@ -52,10 +55,11 @@ def session_files(nodes: Iterable[dict[str, Any]]) -> list[str]:
         path = facts.get("path") if isinstance(facts.get("path"), str) else n.get("label")
         if not isinstance(path, str) or not path or path.startswith(("/", "~")):
             continue
-        opening = n.get("opening")
-        rows.append((opening if isinstance(opening, int) else 1 << 30, n["first_seen"], path))
-    rows.sort(key=lambda r: (r[0], r[1], r[2]))
-    return coaccess.first_touches(r[2] for r in rows)
+        first, opening = n.get("first"), n.get("opening")
+        known = isinstance(first, int) and not isinstance(first, bool)
+        rows.append((0 if known else 1, first if known else 0, opening if isinstance(opening, int) else 1 << 30, n["first_seen"], path))
+    rows.sort()
+    return coaccess.first_touches(r[4] for r in rows)
 
 
 def has_sessions(conn: Connection, pid: int) -> bool:

@@ -71,6 +71,9 @@ def _merge(kept: Node, other: Node) -> Node:
         counts = [count for f in (kept.get("facts", {}), other.get("facts", {})) if (count := f.get(key)) is not None]
         if counts:
             facts[key] = sum(counts)
+    firsts = [f["first"] for f in (kept.get("facts", {}), other.get("facts", {})) if isinstance(f.get("first"), int)]
+    if firsts:
+        facts["first"] = min(firsts)  # the session's first event naming either
     if facts:
         out["facts"] = facts
     return out

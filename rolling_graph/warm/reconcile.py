@@ -83,6 +83,11 @@ def _time(text: str, fallback: datetime) -> datetime:
     return parse_iso(text) or fallback
 
 
+def _first_event(raw: Node) -> int | None:
+    first = facts_of(raw).get("first")
+    return first if isinstance(first, int) and not isinstance(first, bool) else None
+
+
 def _clean_nodes(doc: GraphDoc, now: datetime, nodes: dict[str, Node] | None = None) -> list[dict[str, Any]]:
     """The hot nodes as the warm graph stores them: labels, summaries and facts redacted
     again (the warm graph outlives the session), values clamped to the warm schema. A node
@@ -117,6 +122,9 @@ def _clean_nodes(doc: GraphDoc, now: datetime, nodes: dict[str, Node] | None = N
                 "sources": raw["sources"][:8],
                 "facts": warm_facts.durable(kind, raw.get("facts")),
                 "untouched": raw.get("pulled") is True and uses == 0,
+                # The session's first event naming it (a session-only fact, never merged): the
+                # co-access order, known for a node pulled from the warm graph too.
+                "first": _first_event(raw),
             }
         )
         if raw.get("pulled") is not True:

@@ -140,8 +140,8 @@ def read_notes(home: str | os.PathLike[str], project_root: str) -> dict[str, Any
 def _clean_node(raw: dict[str, Any], stamp: str) -> Node | None:
     """A snapshot node as a hot-graph node (:func:`rolling_graph.core.normalize.normalize_node`: the
     one set of defaults), pulled into this session at ``stamp``: its time decay starts from
-    here. Its facts come along (a file's edit counts, a task's status), except ``seq``: the
-    event counter of another session would outrank this one's."""
+    here. Its facts come along (a file's edit counts, a task's status), except ``seq`` and
+    ``first``: the event counters of another session would outrank this one's."""
     node_id = raw.get("id")
     if not is_node_id(node_id):
         return None
@@ -151,6 +151,7 @@ def _clean_node(raw: dict[str, Any], stamp: str) -> Node | None:
     node = normalize_node(node_id, {**raw, **seen}, stamp)
     if "facts" in node:
         node["facts"].pop("seq", None)
+        node["facts"].pop("first", None)
         if not node["facts"]:
             del node["facts"]
     node["label"] = clean_line(node["label"], LABEL_MAX) or node_id  # stored as a label: the one sanitiser

@@ -8,7 +8,8 @@ the durable ones, so a new session's startup block can say what was left open:
   ``reads``, ``runs``), ``last_op`` and ``what``; a command's ``outcome`` and ``result``; an
   error's ``state`` and ``from``; a task's ``status`` and tracker ``ref``; a commit's
   ``ref``; who brought the node in (``by``);
-* dropped: ``seq`` (one session's event counter means nothing in another), ``mentions``
+* dropped: ``seq`` and ``first`` (one session's event counters mean nothing in another;
+  ``first`` orders the session's files for co-access, :mod:`rolling_graph.warm.coaccess`), ``mentions``
   (a session's own count: the warm ``activations`` column sums each session's uses, the
   larger of its activations and its mentions), a command's ``ref`` (a background run's
   id, gone with its session) and a code name's ``removed`` (an event counter too).
@@ -34,7 +35,7 @@ from rolling_graph.safety.redact import redact
 COUNT_KEYS = ("edits", "writes", "reads", "runs")
 _BY_RANK = {"tool": 0, "assistant": 1, "user": 2}
 #: Facts that belong to one session only.
-SESSION_ONLY: dict[str, frozenset[str]] = {"*": frozenset({"seq", "mentions"}), "command": frozenset({"ref"}),
+SESSION_ONLY: dict[str, frozenset[str]] = {"*": frozenset({"seq", "first", "mentions"}), "command": frozenset({"ref"}),
                                            "symbol": frozenset({"removed"})}
 _TEXT_KEYS = ("path", "what", "result", "from", "ref")
 #: The column's bound (migration 005); a fold that would exceed it keeps the newer view only.

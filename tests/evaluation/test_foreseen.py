@@ -3,7 +3,14 @@ hand-made sessions."""
 
 from __future__ import annotations
 
-from rolling_graph.evaluation.foreseen import Injection, first_seen, pooled_foreseen, session_foreseen
+from rolling_graph.evaluation.foreseen import (
+    Injection,
+    Surfaced,
+    first_seen,
+    pooled_foreseen,
+    session_foreseen,
+    surfaced_names,
+)
 
 KNOWN = {"parser.py", "lexer.py", "parse_expr", "token_kind"}
 
@@ -43,6 +50,21 @@ def test_a_name_in_the_startup_block_or_already_seen_is_not_surfaced() -> None:
     outputs = ["", "", ""]
     injections = [Injection(0, "startup", "lexer.py"), Injection(2, "note", "lexer.py, parser.py")]
     assert session_foreseen(KNOWN, used, outputs, injections, [])["surfaced"] == 0
+
+
+def test_a_note_surfaces_only_the_names_extracted_from_it_not_any_substring() -> None:
+    """The corpus README: a name "among the names extracted from the note" (names_in), so
+    ``parser.py`` inside ``old_parser.py`` or ``token_kind`` inside ``token_kinds`` is not
+    surfaced; a camelCase name is found in the note's own spelling."""
+    known = KNOWN | {"parseexpr"}
+    used = [[], [], ["parser.py", "token_kind", "parseexpr"]]
+    outputs = [""] * 3
+    injections = [Injection(0, "startup", "nothing"), Injection(1, "note", "old_parser.py: token_kinds, parseExpr")]
+    assert surfaced_names(known, used, outputs, injections) == {"parseexpr": Surfaced(1, True)}
+    row = session_foreseen(known, used, outputs, injections, [])
+    assert (row["surfaced"], row["hits"]) == (1, 1)
+    # Foreseen stays a substring test (the README's "holds it").
+    assert row["memory"] == 3
 
 
 def test_pooled_shares_and_ratios() -> None:

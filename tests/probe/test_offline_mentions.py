@@ -68,6 +68,8 @@ def test_an_edit_that_quotes_a_known_function_in_the_code_it_replaces_touches_it
     assert "removed" not in facts(doc, "format-row") and not is_removed(facts(doc, "plain-line"))
     apply(doc, [tool("e10", "Bash", "$ mix test --only render_line\n1 test, 0 failures", cmd="mix test --only render_line")])
     assert facts(doc, "render-line")["seq"] == 10 and not is_removed(facts(doc, "render-line"))
+    # ``first`` is the session's first event naming it: later uses move ``seq`` only.
+    assert facts(doc, "render-line")["first"] == 2 and facts(doc, "lib-render-ex")["first"] == 2
 
 
 def test_the_package_a_changed_file_lives_in_is_a_name_each_path_under_it_touches() -> None:

@@ -13,7 +13,14 @@ from rolling_graph.core.config import RenderSettings, load_settings, replace
 from rolling_graph.core.filepaths import file_id
 from rolling_graph.core.model import new_counters
 from rolling_graph.hook import handle_event
-from rolling_graph.render.notes import render_note, tool_note
+from rolling_graph.render.notes import (
+    PART_LABELS,
+    TOOL_PARTNER_WEIGHT,
+    TOOL_PARTNERS_SHOWN,
+    TOOL_PARTS,
+    render_note,
+    tool_note,
+)
 from rolling_graph.warm.snapshot_write import write_snapshot
 
 PARSER: dict[str, Any] = {
@@ -30,13 +37,22 @@ def event(paths: list[str], text: str = "", tool: str = "Read") -> dict[str, Any
 
 
 def test_a_note_says_what_earlier_sessions_did_and_what_goes_with_the_file() -> None:
-    text = render_note(PARSER, 600)
+    text = render_note(PARSER, 600, parts=tuple(PART_LABELS))  # every part a note can give
     assert text.startswith('<rolling-graph-memory source="earlier sessions"')
     assert "src/parser.py, in 3 earlier sessions: edited 7×, read 2×" in text
     assert "code edited: `parse_expr`, `Token`" in text
     assert "usually changed with: tests/test_parser.py (0.80), src/lexer.py (0.50)" in text
     assert "last failure: tests/test_parser.py::test_nested FAILED (resolved)" in text
     assert "decision: Parse with a Pratt parser" in text
+
+
+def test_a_prompts_note_gives_the_code_names_only() -> None:
+    # Measured on the entire-cli chain (bench/eval_notes_offline.py kinds): a prompt note's
+    # partners, failures and decisions surfaced names the session used at 0-0.1.
+    text = render_note(PARSER, 600)
+    assert "code edited: `parse_expr`, `Token`" in text
+    assert "usually changed with" not in text and "last failure" not in text and "decision" not in text
+    assert render_note({**PARSER, "what": None}, 600) == ""  # the head line alone is no note
 
 
 def test_a_note_never_repeats_what_the_tool_output_showed_nor_what_the_session_touched() -> None:
@@ -80,16 +96,16 @@ def test_notes_stop_at_the_session_budget_and_keep_to_the_pace() -> None:
 
 
 def test_a_tool_note_names_what_goes_with_the_file_or_says_nothing() -> None:
-    # A tool note gives names the session has not met: close partners, the last failure.
-    # Counts alone, a weak partner (under TOOL_PARTNER_WEIGHT) or a decision's prose (the
-    # startup block and a prompt's note carry decisions) are no reason to speak.
+    # A tool note gives a name the session has not met: its closest partner. Counts alone, a
+    # weak partner (under TOOL_PARTNER_WEIGHT), a failure or a decision's prose are no reason
+    # to speak.
     weak = {"path": "src/a.py", "sessions": 4, "edits": 9, "with": [["src/b.py", 0.3, 2]], "decision": "Keep a.py small"}
-    assert render_note(weak, 600, full=False) == ""
-    assert "Keep a.py small" in render_note(weak, 600)  # a prompt's note, at full resolution, has it
-    text = render_note(PARSER, 600, full=False)
-    assert "usually changed with: tests/test_parser.py (0.80), src/lexer.py (0.50)" in text
-    assert "decision" not in text and "code edited" not in text
-    assert render_note({**PARSER, "with": [], "failure": None}, 600, full=False) == ""
+    assert render_note(weak, 600, parts=TOOL_PARTS, partners=TOOL_PARTNERS_SHOWN, min_weight=TOOL_PARTNER_WEIGHT, bare=False) == ""
+    assert "Keep a.py small" in render_note(weak, 600, parts=("decision",))  # a part a note may be asked for
+    text = render_note(PARSER, 600, parts=TOOL_PARTS, partners=TOOL_PARTNERS_SHOWN, min_weight=TOOL_PARTNER_WEIGHT, bare=False)
+    assert "usually changed with: tests/test_parser.py (0.80)" in text and "src/lexer.py" not in text  # the strongest only
+    assert "decision" not in text and "code edited" not in text and "last failure" not in text
+    assert render_note({**PARSER, "with": [], "failure": None}, 600, parts=TOOL_PARTS, partners=TOOL_PARTNERS_SHOWN, min_weight=TOOL_PARTNER_WEIGHT, bare=False) == ""
 
 
 def test_what_prompts_are_told_counts_against_the_session_budget() -> None:
@@ -184,3 +200,36 @@ def test_a_sessions_prompts_and_tools_are_never_told_more_than_its_note_budget(t
         told += len(_tool("budget-1", project, f"src/m{(i + 7) % 30}.py"))
     assert 0 < told <= 200 * 3
     assert SidecarStore(load_settings()).load_state("budget-1")["counters"]["note_chars"] == told
+
+
+# -- the parts of a note, as data ------------------------------------------------------------
+def test_partner_rows_are_the_well_formed_rows_of_an_entry() -> None:
+    from rolling_graph.render.notes import partner_rows
+
+    entry = {"with": [["a.py", 0.8, 3], ["b.py", 1], "junk", ["c.py"], [3, 0.5], ["d.py", True], ["e.py", 0.25, 2]]}
+    assert partner_rows(entry) == [("a.py", 0.8), ("b.py", 1.0), ("e.py", 0.25)]
+    assert partner_rows({}) == [] and partner_rows({"with": None}) == []
+
+
+def test_kept_partners_are_the_strongest_close_ones_not_shown_nor_touched() -> None:
+    from rolling_graph.render.notes import kept_partners
+
+    rows = [("src/b.py", 0.4), ("src/a.py", 0.9), ("src/c.py", 0.6), ("src/d.py", 0.7)]
+    assert kept_partners(rows, limit=2) == [("src/a.py", 0.9), ("src/d.py", 0.7)]
+    assert kept_partners(rows, limit=1, min_weight=0.5, shown="import src/a.py") == [("src/d.py", 0.7)]
+    assert kept_partners(rows, limit=3, min_weight=0.5, touched={file_id("src/d.py")}) == [("src/a.py", 0.9), ("src/c.py", 0.6)]
+    assert kept_partners(rows, limit=0) == []
+
+
+def test_a_notes_parts_are_data_the_measurement_reads_back() -> None:
+    from rolling_graph.render.notes import PART_LABELS, note_parts
+
+    text = render_note(PARSER, 600, parts=("code", "partners"))
+    kinds = [k for k, _ in note_parts(text)]
+    assert kinds == ["head", "code", "partners"]  # in the order asked for
+    assert "decision" not in text and "last failure" not in text
+    assert note_parts("news: `foo_bar` changed") == [("other", "news: `foo_bar` changed")]
+    assert set(PART_LABELS) >= {"partners", "failure", "decision", "code"}
+    # A prompt's note may be its head alone (bare); a tool's is not.
+    counts_only = {"path": "src/a.py", "sessions": 2, "edits": 3}
+    assert render_note(counts_only, 600, bare=True) and not render_note(counts_only, 600)

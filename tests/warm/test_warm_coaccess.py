@@ -167,3 +167,30 @@ def test_a_forgotten_file_is_no_partner_in_any_note(settings, project) -> None: 
         forget.forget_ids(conn, settings, project, [file_id("src/secret_plan.py")])
     notes = snapshot.read_notes(settings.home, project)
     assert "secret_plan" not in str(notes)
+
+
+def test_direction_comes_from_the_sessions_first_touch_not_the_warm_graphs_first_sight(settings, project) -> None:  # type: ignore[no-untyped-def]
+    """A file pulled from the warm graph carries an earlier session's ``first_seen`` and no
+    opening of this session: the order is the session-only ``first`` fact (the session's first
+    event naming the file), which is never merged into the warm node."""
+    ws.reconcile(settings, session("s1", project, ["lib/store.py", "lib/cache.py"], T0))
+    at = T0 + timedelta(days=1)
+    # s2 touches the cache first (event 3), then the store (event 9), then a new file (event 12);
+    # both old files were pulled, with the warm graph's first sight (s1's, store before cache).
+    cache = file_node("lib/cache.py", at=T0 + timedelta(minutes=1), first=3, seq=9)
+    store = file_node("lib/store.py", at=T0, first=9, seq=9)
+    new = file_node("lib/index.py", at=at + timedelta(minutes=30), first=12, seq=12)
+    for pulled in (cache, store):
+        pulled.update({"pulled": True, "activations": 2, "last_activated": (at + timedelta(minutes=20)).isoformat()})
+    ws.reconcile(settings, ws.hot_doc("s2", project, [cache, store, new], at=at + timedelta(hours=1)))
+    found = pairs(settings, project)
+    _, cache_first, both, _ = found[("lib/cache.py", "lib/store.py")]
+    assert both == 2
+    assert cache_first == pytest.approx(0.5, abs=0.02)  # s1: store first; s2: cache first (about equal say)
+    assert found[("lib/cache.py", "lib/index.py")][1] == 1.0  # the pulled cache came before the new file
+    assert found[("lib/index.py", "lib/store.py")][1] == 0.0  # and so did the pulled store
+    files = ws.rows(settings, "SELECT files FROM co_access_sessions c JOIN projects p ON p.id = c.project_id "
+                              "WHERE p.root = %s AND session_id = 's2'", project)
+    assert files == [(["lib/cache.py", "lib/store.py", "lib/index.py"],)]
+    facts = ws.rows(settings, "SELECT n.facts FROM nodes n JOIN projects p ON p.id = n.project_id WHERE p.root = %s AND n.kind = 'file'", project)
+    assert facts and all("first" not in f and "seq" not in f for (f,) in facts)  # session-only: never a durable fact

@@ -53,6 +53,7 @@ def test_durable_facts_drop_the_sessions_own_counters_and_are_redacted() -> None
     assert kept == {"runs": 3, "outcome": "fail", "result": "auth failed for [REDACTED:anthropic-key]", "by": "tool"}
     assert warm_facts.durable("task", {"status": "pending", "ref": "bd-12", "seq": 4}) == {"status": "pending", "ref": "bd-12"}
     assert warm_facts.durable("symbol", {"seq": 4}) is None
+    assert warm_facts.durable("file", {"path": "a.py", "edits": 2, "seq": 9, "first": 3}) == {"path": "a.py", "edits": 2}
     assert warm_facts.durable("symbol", {"seq": 4, "mentions": 9}) is None  # uses go to the activations column instead
     assert warm_facts.durable("file", {"edits": -1, "bogus": 1}) is None  # out of bounds, unknown: dropped
 
