@@ -20,7 +20,7 @@ the invocations, the median milliseconds of one and the total of a session, Roll
 beside the no-op's. ``--variant LABEL:VAR=VALUE`` (repeatable) adds our plugin with one variable set for
 its hooks to every round (e.g. ``server-off:ROLLING_GRAPH_HOOK_SERVER=off``); ``--wiring
 LABEL:EVENT,EVENT`` (repeatable) adds our plugin with exactly those events ``"async": true`` in
-its hooks.json (``before:SessionEnd``: the wiring before issue 43) to every round and to the timed
+its hooks.json (``before:SessionEnd``: the wiring before PostToolUse went to the background) to every round and to the timed
 rounds, so two wirings are compared in the same run. Not part of CI (``tests/plugin/test_e2e_claude.py`` keeps a looser bound).
 """
 

@@ -336,7 +336,7 @@ def test_a_tool_time_note_from_an_earlier_session_reaches_the_model(scenario: Sc
         json.loads(p.read_text()).get("notes") for p in scenario.sandbox.rg_home.glob("snapshots/*.json")]
     scenario.play("note_session", "Check the notes once more.",
                   turns=(Turn.tools(read(project / "notes.md")), Turn.tools(bash("sleep 1")), Turn.say("Checked.")))
-    # PostToolUse runs in the background ("async": true, issue 43): Claude Code holds the hook's
+    # PostToolUse runs in the background ("async": true, issue 37 item 4): Claude Code holds the hook's
     # answer until the hook has finished and sends it with the next request after that (as the
     # hook's own text, without a synchronous hook's "PostToolUse hook additional context" label).
     # With a real model that is the request after the model's next step; the stand-in model

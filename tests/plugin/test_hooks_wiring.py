@@ -12,7 +12,7 @@ from claude_harness import PLUGIN_DIR, kebab, registered_hooks
 
 from rolling_graph.hook import EVENTS
 
-#: Events Claude Code does not wait for (``"async": true``; issue 43). Their output reaches the
+#: Events Claude Code does not wait for (``"async": true``; issue 37 item 4). Their output reaches the
 #: model late or never, so only events whose answer can wait:
 #: * SessionEnd: its output never reaches the model, it only starts the detached finish (probe,
 #:   reconcile); an async SessionEnd hook runs to its end after ``claude`` exits (2.1.332:
