@@ -16,10 +16,9 @@ there, a decision about it, the code its edits touched; a tool's note gives
 :data:`TOOL_PARTNER_WEIGHT`), a prompt's note :data:`PROMPT_PARTS` (the code names). Each
 part was kept or cut by what it surfaced on the whole entire-cli chain, pooled
 (``bench/eval_notes_offline.py kinds``: of the names a part surfaced, the share the session
-used within 40 events): a prompt note's code names 16 of 76; its partners 2 of 19, failures
-0 of 4, decisions 0 of 7; a tool note's partners 2 of 16 (the second partner added 1 name,
-0 used), its failures 0 of 9; a head line alone ("in 3 sessions: edited 13×") surfaces
-nothing. Rules, in this order: at most one note an event, for the highest-ranked file it
+used within 40 events): a prompt note's code names 16 of 77; its partners 1 of 18, failures
+0 of 4, decisions 0 of 7; a tool note's two partners 3 of 23, its strongest alone 4 of 18,
+its failures 0 of 9; a head line alone ("in 3 sessions: edited 13×") surfaces nothing. Rules, in this order: at most one note an event, for the highest-ranked file it
 touched (sessions, then edits); each file at most once a session; a note only when a part has
 something to say; never what the tool's own output just showed (a partner file or a code name
 it contains is left out) nor a partner the session has already touched itself; under a
