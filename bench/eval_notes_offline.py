@@ -63,6 +63,28 @@ FIGURES = ("memory", "startup", "baseline", "vs_baseline", "vs_startup", "surfac
            "max_note_chars_in_a_session", "tool_precision", "tool_note_chars_per_100_events")
 
 
+def resume_pool(settings: Settings, root: str, generated_at: str | None) -> dict[str, Any] | None:
+    """What the resume snapshot was ranked from after a session (so that
+    ``bench/eval_startup_offline.py --rank`` can rank it again): the candidate pool with each
+    candidate's signals and node row, the snapshot's head, the superseded ids, the clock."""
+    from rolling_graph.core.clock import parse_iso
+    from rolling_graph.warm import db, resume, startup
+
+    if generated_at is None:
+        return None
+    now = parse_iso(generated_at)
+    with db.connect(settings, start=False) as conn:
+        row = conn.execute("SELECT id, last_focus FROM projects WHERE root = %s", (root,)).fetchone()
+        if row is None or now is None:
+            return None
+        pid, focus = int(row[0]), list(row[1] or [])
+        pool, by_id = resume.candidates(conn, pid, focus=focus)
+        left = startup.left_open(conn, pid, now, resume._NODE_COLUMNS)
+        hidden = startup.superseded_among(conn, pid, [c.id for c in pool])
+    return {"now": now, "pool": pool, "rows": {nid: resume.node_payload(r) for nid, r in {**by_id, **left.rows}.items()},
+            "left": left.ids(), "hidden": hidden}
+
+
 def capture(out: Path, budget: int, limit: int | None) -> None:
     import psycopg
 
@@ -109,10 +131,12 @@ def capture(out: Path, budget: int, limit: int | None) -> None:
         settings = Settings(home=base / "state", dsn=server.dsn_for(info, "notes"), embedder="lexical")
         options = ReplayOptions(probe="offline", mode="sync", budget=budget, clock="transcript", project=PROJECT)
         snapshots: list[str | None] = []
+        pools: list[dict[str, Any] | None] = []
 
         def on_step(step: chain.ChainStep) -> None:
             path = Path(snapshot_file(settings.home, PROJECT))
             snapshots.append(path.read_text(encoding="utf-8") if path.exists() else None)
+            pools.append(resume_pool(settings, PROJECT, json.loads(snapshots[-1])["generated_at"] if snapshots[-1] else None))
             print(len(snapshots), step.recorded.session_id, flush=True)
 
         steps = chain.replay_chain(sessions, settings, options, embedder=embeddings.LexicalEmbedder(), on_step=on_step)
@@ -125,7 +149,7 @@ def capture(out: Path, budget: int, limit: int | None) -> None:
              "outputs": [foreseen._output_text(e.payload) for e in s.recorded.events],
              "records": [(r.index, r.event, r.source, r.injection) for r in s.replay.records]} for s in steps]
     with open(out / "capture.pkl", "wb") as fh:
-        pickle.dump({"sessions": kept, "calls": calls, "snapshots": snapshots, "budget": budget}, fh)
+        pickle.dump({"sessions": kept, "calls": calls, "snapshots": snapshots, "pools": pools, "budget": budget}, fh)
     print(json.dumps({k: pooled[k] for k in FIGURES}, indent=1))
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 from hypothesis import given
@@ -136,6 +137,22 @@ def test_on_resume_what_sessions_used_most_counts_most() -> None:
     assert before(rank.RESUME)
     weights = dict(rank.RESUME.leg_weights)
     assert weights["recent_uses"] == 2 * weights["uses"] == max(weights.values())
+
+
+def test_on_resume_a_name_many_sessions_came_back_to_beats_one_session_s_burst() -> None:
+    """Cross-session frequency counts eight times: of two names the last sessions used about
+    as much, the one that many sessions used comes first, though one session used the other
+    a little more (on ../shared/corpus/entire-cli: 0.362 -> 0.369 of a new session's names
+    at 800 tokens)."""
+    now = T0 + timedelta(days=10)
+    pool = [rank.Candidate("everywhere", 0.5, now, session_count=12, activations=20, recent_uses=2.0),
+            rank.Candidate("one-burst", 0.5, now, session_count=1, activations=24, recent_uses=2.5)]
+    # Between the two on frequency only; below both on uses.
+    pool += [rank.Candidate(f"filler-{i}", 0.5, now, session_count=2 + i, activations=1, recent_uses=0.1) for i in range(9)]
+    assert rank.rank(pool, now, rank.RESUME)[0] == "everywhere"
+    without = dataclasses.replace(rank.RESUME, leg_weights=tuple((leg, w) for leg, w in rank.RESUME.leg_weights if leg != "frequency"))
+    assert rank.rank(pool, now, without)[0] == "one-burst"
+    assert dict(rank.RESUME.leg_weights)["frequency"] == 8.0
 
 
 def test_openings_are_the_discovery_order_and_one_event_shares_a_place() -> None:
