@@ -51,8 +51,8 @@ class RankSettings:
 #: to 0.229 at 400), and the opening leg (the names sessions open with) no longer added
 #: anything once they did (bench/eval_chain.py; docs/measurements.md, "startup"). Cross-session
 #: frequency (how many sessions used a name) at ×8: a name many sessions came back to comes
-#: before one the last session used a lot once, 0.362 -> 0.369 at 800 and 0.227 -> 0.229 at
-#: 400 (×6 to ×16 all within 0.001 of it; bench/eval_startup_offline.py --legs).
+#: before one the last session used a lot once, 0.362 -> 0.370 at 800 and 0.227 -> 0.229 at
+#: 400 (×6 to ×16 all within 0.002 of it; bench/eval_startup_offline.py --legs).
 RESUME = RankSettings(leg_weights=(("recent_uses", 12.0), ("frequency", 8.0), ("uses", 6.0), ("weight", 0.5)),
                       uses_half_life_sessions=2.0, opening_leg=False)
 PULL = RankSettings(half_life_hours=168.0, max_hops=2, uses_leg=False, opening_leg=False)

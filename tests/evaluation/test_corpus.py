@@ -52,8 +52,12 @@ needs_corpus = pytest.mark.skipif(
 #: please do") is no request any more, so one block states the request it agreed to, 36
 #: characters more than the assent, three names fewer at 400 tokens; over all 34 cells the
 #: same figure rose (0.517 -> 0.525, docs/measurements.md), so the subset's loss was accepted.
+#: Lowered again, 800 next-40 0.84 -> 0.82 (2026-11-29, issue 34): after a compaction names go
+#: by rank per character at 800 tokens too, and the subset's next-40 fell 0.852 -> 0.832 (3
+#: names of 152; dropped 0.799 -> 0.805) while over all 34 cells next-40 rose 0.857 -> 0.864,
+#: summary-dropped 0.781 -> 0.805 and the cells won 19 -> 23 (docs/measurements.md).
 POOLED_FLOORS: dict[tuple[str, str], float] = {
-    ("800", "next40"): 0.84, ("800", "dropped"): 0.78, ("400", "next40"): 0.58, ("400", "dropped"): 0.50,
+    ("800", "next40"): 0.82, ("800", "dropped"): 0.78, ("400", "next40"): 0.58, ("400", "dropped"): 0.50,
 }
 #: The lists' pooled figures over the subset: (budget, figure, list) -> value (4 decimals).
 LISTS_PINNED: dict[tuple[str, str, str], float] = {

@@ -142,7 +142,7 @@ def test_on_resume_what_sessions_used_most_counts_most() -> None:
 def test_on_resume_a_name_many_sessions_came_back_to_beats_one_session_s_burst() -> None:
     """Cross-session frequency counts eight times: of two names the last sessions used about
     as much, the one that many sessions used comes first, though one session used the other
-    a little more (on ../shared/corpus/entire-cli: 0.362 -> 0.369 of a new session's names
+    a little more (on ../shared/corpus/entire-cli: 0.362 -> 0.370 of a new session's names
     at 800 tokens)."""
     now = T0 + timedelta(days=10)
     pool = [rank.Candidate("everywhere", 0.5, now, session_count=12, activations=20, recent_uses=2.0),
