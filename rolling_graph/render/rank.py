@@ -81,9 +81,9 @@ ROLE_BASE: dict[str, float] = {
 }
 
 #: Named presets: ``coding`` (the default), ``recent`` (a session that jumps around),
-#: ``compact`` (right after a compaction: the work goes on with what the session kept
-#: using, so use counts twice what the last touch does, and what was changed weighs less
-#: than when a new session starts; see below) and ``startup`` (a new session's graph is the project's resume snapshot, pulled in its
+#: ``compact`` (right after a compaction: the work goes on with what the session touched
+#: last, so the last touch counts twice what use does, and neither what was done to a name
+#: nor its weight counts; see below) and ``startup`` (a new session's graph is the project's resume snapshot, pulled in its
 #: order a second apart: recency alone keeps the warm graph's ranking, which already fused
 #: weight, recency, cross-session frequency and uses).
 PRESETS: dict[str, RankSettings] = {
