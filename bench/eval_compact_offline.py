@@ -128,6 +128,8 @@ def _value(text: str) -> Any:
 
 
 def score(src: Path, budget: int | None, rank_set: list[str], restore_set: list[str]) -> dict[str, Any]:
+    if not (src / "compact.pkl").is_file():
+        raise SystemExit(f"no capture in {src}: run `python bench/eval_compact_offline.py capture {src}` first")
     with open(src / "compact.pkl", "rb") as fh:
         data = pickle.load(fh)
     budget = budget or int(data["budget"])

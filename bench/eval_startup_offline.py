@@ -127,6 +127,8 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     path = args.capture / "capture.pkl" if args.capture.is_dir() else args.capture
+    if not path.is_file():
+        raise SystemExit(f"no capture at {path}: run `python bench/eval_notes_offline.py capture DIR` first")
     with open(path, "rb") as fh:
         data = pickle.load(fh)
     budgets = args.budget or [800, 400]
