@@ -94,28 +94,22 @@ def capture(out: Path, budget: int) -> None:
 
 
 def pooled(cells: list[tuple[corpus.Compaction, str]], budget: int) -> dict[str, Any]:
-    """Pooled next-40 and summary-dropped of the blocks and of both lists, the best list, cells won."""
-    got: dict[str, dict[str, int]] = {m: {"next40": 0, "dropped": 0} for m in ("graph", "frequent", "recent")}
-    gold = {"next40": 0, "dropped": 0}
-    won = counted = 0
+    """The blocks' figures pooled over the cells, by :func:`rolling_graph.evaluation.corpus.pooled`
+    (next-40 and summary-dropped of the block and of both lists, the best list, cells won), with
+    the block's ratio to the best list."""
+    compactions = []
     for target, text in cells:
         shown = text[: corpus.budget_chars(budget)]
-        lists = corpus.baseline_scores(target, budget)
-        for figure in gold:
-            gold[figure] += len(target.targets()[figure])
-            got["graph"][figure] += corpus.hits(target, shown)[figure]
-            for kind in ("frequent", "recent"):
-                got[kind][figure] += lists[kind]["hits"][figure]
-        mine, best = corpus.score(target, shown)["next40"], lists["best"]["next40"]
-        if mine is not None and best is not None:
-            counted += 1
-            won += mine >= best
-    out: dict[str, Any] = {"cells": len(cells), "won": f"{won}/{counted}"}
-    for figure, total in gold.items():
-        shares = {m: round(got[m][figure] / total, 4) if total else 0.0 for m in got}
-        best = max(("frequent", "recent"), key=lambda k: (shares[k], k == "recent"))
-        out[figure] = {**shares, "best": best, "ratio": round(shares["graph"] / shares[best], 3) if shares[best] else None}
-    return out
+        methods = {"graph-sync": {"hits": corpus.hits(target, shown)},
+                   **{k: v for k, v in corpus.baseline_scores(target, budget).items() if k != "best"}}
+        compactions.append({"sizes": {f: len(names) for f, names in target.targets().items()},
+                            "budgets": {str(budget): {"methods": methods}}})
+    report = {"budgets": [budget], "modes": ["sync"], "sessions": [{"compactions": compactions}]}
+    figures: dict[str, Any] = corpus.pooled(report)[str(budget)]["sync"]
+    for figure in ("next40", "dropped"):
+        best = figures[figure]["best"]
+        figures[figure]["ratio"] = round(figures[figure]["graph"] / best, 3) if best else None
+    return figures
 
 
 def _value(text: str) -> Any:

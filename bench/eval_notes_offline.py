@@ -64,25 +64,23 @@ FIGURES = ("memory", "startup", "baseline", "vs_baseline", "vs_startup", "surfac
 
 
 def resume_pool(settings: Settings, root: str, generated_at: str | None) -> dict[str, Any] | None:
-    """What the resume snapshot was ranked from after a session (so that
-    ``bench/eval_startup_offline.py --rank`` can rank it again): the candidate pool with each
-    candidate's signals and node row, the snapshot's head, the superseded ids, the clock."""
+    """What the resume snapshot was ranked from after a session
+    (:func:`rolling_graph.warm.resume.resume_inputs`), so that ``bench/eval_startup_offline.py
+    --legs`` can rank it again: the candidate pool, the node rows as the snapshot holds them,
+    the snapshot's head, the superseded ids, the clock."""
     from rolling_graph.core.clock import parse_iso
-    from rolling_graph.warm import db, resume, startup
+    from rolling_graph.warm import db, resume
 
-    if generated_at is None:
-        return None
     now = parse_iso(generated_at)
+    if now is None:
+        return None
     with db.connect(settings, start=False) as conn:
-        row = conn.execute("SELECT id, last_focus FROM projects WHERE root = %s", (root,)).fetchone()
-        if row is None or now is None:
+        row = conn.execute("SELECT id FROM projects WHERE root = %s", (root,)).fetchone()
+        if row is None:
             return None
-        pid, focus = int(row[0]), list(row[1] or [])
-        pool, by_id = resume.candidates(conn, pid, focus=focus)
-        left = startup.left_open(conn, pid, now, resume._NODE_COLUMNS)
-        hidden = startup.superseded_among(conn, pid, [c.id for c in pool])
-    return {"now": now, "pool": pool, "rows": {nid: resume.node_payload(r) for nid, r in {**by_id, **left.rows}.items()},
-            "left": left.ids(), "hidden": hidden}
+        got = resume.resume_inputs(conn, int(row[0]), now)
+    return {"now": now, "pool": got.pool, "rows": {nid: resume.node_payload(r) for nid, r in {**got.rows, **got.left.rows}.items()},
+            "left": got.left.ids(), "hidden": got.hidden}
 
 
 def capture(out: Path, budget: int, limit: int | None) -> None:

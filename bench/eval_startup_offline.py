@@ -40,8 +40,8 @@ from rolling_graph.core.config import RenderSettings, Settings
 from rolling_graph.evaluation import chain, chain_eval
 from rolling_graph.evaluation.corpus import budget_chars, list_block, ranked_lists
 from rolling_graph.hook import handle_event
-from rolling_graph.warm import rank, startup
-from rolling_graph.warm.snapshot import MAX_NODES, snapshot_file
+from rolling_graph.warm import rank, resume
+from rolling_graph.warm.snapshot import snapshot_file
 
 PROJECT = "/tmp/entire-cli"  # the project path bench/eval_notes_offline.py replays into
 
@@ -72,8 +72,7 @@ def reranked(snapshot: str, pool: dict[str, Any], settings: rank.RankSettings) -
     seen = {n["id"]: n["seen_in"] for n in snap["nodes"] if "seen_in" in n}
     rows = pool["rows"]
     ranked = rank.rank(pool["pool"], pool["now"], settings)
-    names = [nid for nid in ranked if rows[nid]["kind"] not in startup.NOT_NAMES and nid not in pool["hidden"]]
-    order = list(dict.fromkeys([*pool["left"], *names]))[:MAX_NODES]
+    order = resume.snapshot_order(pool["left"], ranked, {nid: row["kind"] for nid, row in rows.items()}, pool["hidden"])
     snap["nodes"] = [{**rows[nid], **({"seen_in": seen[nid]} if nid in seen else {})} for nid in order]
     return json.dumps(snap)
 

@@ -11,7 +11,8 @@ and its durable facts, so the restore block's sections work for a new session to
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -177,26 +178,52 @@ def edges_among(conn: Connection, pid: int, ids: Sequence[str], limit: int) -> l
     return [{"source": s, "relationship": r, "target": t, "strength": round(float(st), 4)} for s, r, t, st in rows]
 
 
+@dataclass
+class ResumeInputs:
+    """What a resume snapshot is ranked from: the last focus, the candidate pool (with each
+    candidate's node row), what the last session left open, and which candidates something
+    superseded."""
+
+    focus: list[str]
+    pool: list[rank.Candidate]
+    rows: dict[str, dict[str, Any]]
+    left: startup.LeftOpen
+    hidden: set[str]
+
+
+def resume_inputs(conn: Connection, pid: int, now: datetime) -> ResumeInputs:
+    row = conn.execute("SELECT last_focus FROM projects WHERE id = %s", (pid,)).fetchone()
+    focus = list(row[0]) if row else []
+    pool, by_id = candidates(conn, pid, focus=focus)
+    left = startup.left_open(conn, pid, now, _NODE_COLUMNS)
+    hidden = startup.superseded_among(conn, pid, [c.id for c in pool])
+    return ResumeInputs(focus, pool, by_id, left, hidden)
+
+
+def snapshot_order(head: Sequence[str], ranked: Sequence[str], kinds: Mapping[str, str], hidden: Container[str],
+                   max_nodes: int = snapshot.MAX_NODES) -> list[str]:
+    """The snapshot's node ids: the head (what the last session left) first, then the
+    ranked names, no request, task, error or decision among them and nothing superseded."""
+    names = [nid for nid in ranked if kinds[nid] not in startup.NOT_NAMES and nid not in hidden]
+    return list(dict.fromkeys([*head, *names]))[:max_nodes]
+
+
 def build_snapshot(conn: Connection, pid: int, root: str, now: datetime | None = None, *, max_nodes: int = snapshot.MAX_NODES) -> dict[str, Any]:
     """The project's resume snapshot: what the last session left (:mod:`rolling_graph.warm.startup`)
     first, then the project's names ranked by RRF of weight, recency, cross-session
     frequency, uses, opening and hops from the last focus; superseded nodes only beside their successor."""
     now = now or utcnow()
-    row = conn.execute("SELECT last_focus FROM projects WHERE id = %s", (pid,)).fetchone()
-    focus = list(row[0]) if row else []
-    pool, by_id = candidates(conn, pid, focus=focus)
-    ranked = rank.rank(pool, now, rank.RESUME)
-    left = startup.left_open(conn, pid, now, _NODE_COLUMNS)
-    hidden = startup.superseded_among(conn, pid, ranked)
-    names = [nid for nid in ranked if by_id[nid]["kind"] not in startup.NOT_NAMES and nid not in hidden]
-    order = list(dict.fromkeys([*left.ids(), *names]))[:max_nodes]
-    rows = {**by_id, **left.rows}
+    got = resume_inputs(conn, pid, now)
+    left = got.left
+    ranked = rank.rank(got.pool, now, rank.RESUME)
+    order = snapshot_order(left.ids(), ranked, {nid: row["kind"] for nid, row in got.rows.items()}, got.hidden, max_nodes)
+    rows = {**got.rows, **left.rows}
     seen = seen_in(conn, pid, order)
     total = int(db.one(conn.execute("SELECT count(*) FROM nodes WHERE project_id = %s", (pid,)))[0])
     return {
         "project": root,
         "generated_at": iso(now),
-        "focus": focus,
+        "focus": got.focus,
         "last_session": left.session,
         "nodes": [{**node_payload(rows[nid]), **({"seen_in": seen[nid]} if nid in seen else {})} for nid in order],
         "edges": edges_among(conn, pid, order, snapshot.MAX_EDGES),
