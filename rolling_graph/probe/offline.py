@@ -39,7 +39,7 @@ from rolling_graph.capture.entities import (
     sentences,
     statement,
 )
-from rolling_graph.core.filepaths import file_id, looks_like_file
+from rolling_graph.core.filepaths import looks_like_file
 from rolling_graph.core.ids import slugify
 from rolling_graph.core.model import DECISION_KINDS
 from rolling_graph.core.normalize import normalize_event
@@ -314,7 +314,7 @@ def _prompt(p: Proposal, event: PendingEvent, state: FoldState) -> None:
         _statements(p, text, state, "user", seq, caps=True)
     for raw_path in event["paths"][:6]:
         path = p.path(raw_path)
-        fid = p.file(path) if path else None
+        fid = p.mentioned_file(path) if path else None
         p.by(fid, "user", seq)
         if fid and state.topic and fid != state.topic:
             p.edge(state.topic, "depends_on", fid, 0.5)
@@ -326,7 +326,9 @@ def _summary(p: Proposal, event: PendingEvent, state: FoldState) -> None:
     _statements(p, text, state, "assistant", event_seq(event), caps=False, echo=True)
     for raw_path in event["paths"][:6]:
         path = p.path(raw_path)
-        if path and "/" in path and not p.exists(file_id(path)):  # a bare name is no path
+        # a bare name is no path; a file the graph knows (``strategy/session.go`` said of
+        # ``cmd/entire/cli/strategy/session.go``) is no new one
+        if path and "/" in path and not p.known_file(path):
             p.by(p.file(path), "assistant", event_seq(event))
 
 

@@ -212,7 +212,7 @@ def fold_bash(p: Proposal, event: PendingEvent, state: FoldState, seq: int | Non
     for part, c in kinds:  # a file the shell looked at or moved (``head a.go``, ``git show REF:b.json``)
         if not c:
             for path in _paths_in(p, part.replace(":", " "), event.get("cwd")):
-                p.by(p.file(path), "tool", seq)
+                p.by(p.mentioned_file(path), "tool", seq)
     ran_tests = any(c[0] in ("test", "check") for _, c in known)
     if not any(c[0] in ("commit", "tracker") for _, c in known):  # a script's names, not a message's
         for name in frequent_names(command, NAMES_PER_COMMAND):

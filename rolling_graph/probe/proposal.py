@@ -176,6 +176,27 @@ class Proposal:
             self.set(fid, path=path[:300])
         return fid
 
+    def known_file(self, path: str) -> str | None:
+        """The file node a text means by ``path``: the file itself, or else, for a partial
+        path (a directory and a name at least), the one file the graph knows whose path ends
+        with it (``strategy/session.go`` said of ``cmd/entire/cli/strategy/session.go``).
+        None when the graph knows no such file, or more than one."""
+        if self.exists(fid := file_id(path)):
+            return fid
+        tail = "/" + path.lstrip("/")
+        if path.startswith("../") or "/" not in tail[1:]:
+            return None  # a bare name is ambiguous; a path outside the root is its own
+        known = [nid for nid in self.of_kind("file") if str(self.fact(nid, "path") or self.label_of(nid)).endswith(tail)]
+        return known[0] if len(known) == 1 else None
+
+    def mentioned_file(self, path: str) -> str | None:
+        """The node of a file a prompt or a command names by ``path`` (as :meth:`path` gives
+        it): the file the graph already knows by it (:meth:`known_file`, touched), else a new one."""
+        known = self.known_file(path)
+        if known and known != file_id(path):
+            return self.node(self.label_of(known), "technical", "file", nid=known)
+        return self.file(path)
+
     def relabel(self, nid: str, label: str) -> None:
         if nid in self.added:
             self.added[nid]["label"] = label

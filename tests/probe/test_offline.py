@@ -88,6 +88,32 @@ def test_files_a_shell_command_looks_at_are_touched_by_it() -> None:
     assert not [label for label in files if "*" in label]
 
 
+def test_a_file_said_by_part_of_its_path_is_the_file_the_session_knows_not_a_second_node() -> None:
+    """Claude's summary says ``strategy/session.go``, the user ``cli/strategy/session.go``, a
+    command ``head strategy/session.go``: each is ``cmd/entire/cli/strategy/session.go``, which
+    the session edited. A partial path two files end with, a bare name and a path the session
+    never saw stay files of their own (or none)."""
+    doc = apply(new_document("s"), [
+        ev("Edit cmd/entire/cli/strategy/session.go", event="PostToolUse", tool="Edit",
+           paths=["cmd/entire/cli/strategy/session.go"], id="e1"),
+        ev("Read cmd/entire/cli/checkpoint/session.go", event="PostToolUse", tool="Read",
+           paths=["cmd/entire/cli/checkpoint/session.go"], id="e2"),
+    ])
+    apply(doc, [
+        ev("Summary: the fix is in strategy/session.go and cli/session.go; docs/notes.md explains it",
+           event="CompactSummary", paths=["strategy/session.go", "cli/session.go", "docs/notes.md"], id="e3"),
+        ev("now look at cli/strategy/session.go again", paths=["cli/strategy/session.go"], id="e4"),
+        ev("$ head -5 strategy/session.go", event="PostToolUse", tool="Bash", data={"cmd": "head -5 strategy/session.go"}, id="e5"),
+    ])
+    files = {n["label"]: n.get("facts") or {} for n in doc["nodes"].values() if n["kind"] == "file"}
+    assert sorted(files) == ["cli/session.go", "cmd/entire/cli/checkpoint/session.go", "cmd/entire/cli/strategy/session.go",
+                             "docs/notes.md"]
+    known = files["cmd/entire/cli/strategy/session.go"]
+    assert known["seq"] == 5, "the command touched the file it meant"
+    assert known["by"] == "user", "the user named it (who named a file first ranks above a tool's touch)"
+    assert files["cli/session.go"]["by"] == "assistant", "no file the session knows ends with cli/session.go"
+
+
 def test_a_subagents_brief_names_the_code_the_work_is_about_and_touches_the_files_it_lists() -> None:
     doc = apply(new_document("s"), [ev("Read lib/web/live/session_live.ex", event="PostToolUse", tool="Read",
                                        paths=["lib/web/live/session_live.ex"], id="e1")])
