@@ -199,8 +199,14 @@ def fold_bash(p: Proposal, event: PendingEvent, state: FoldState, seq: int | Non
     if target:  # `cd <dir> && mix test test/x.exs`: the paths are the directory's
         moved = relativize(target, p.root, str(event.get("cwd") or "") or None)
         event = {**event, "cwd": None if moved in (".", "") or moved.startswith(("/", "~")) else moved}  # type: ignore[typeddict-item]
-    _heredoc_writes(p, event, command, seq)
     kinds = [(part, out.classify(part)) for part in out.command_parts(command)]
+    declined = failed and out.rejected_by_user(_output(event))
+    if declined:
+        # The user turned the call down: nothing ran (no run's outcome, no error resolved
+        # or opened, no file written); what it names is still what the work is about.
+        kinds = [(part, None) for part, _ in kinds]
+    else:
+        _heredoc_writes(p, event, command, seq)
     known = [(part, c) for part, c in kinds if c]
     for part, (kind, family) in known:
         if kind in ("test", "check"):
@@ -217,6 +223,8 @@ def fold_bash(p: Proposal, event: PendingEvent, state: FoldState, seq: int | Non
     if not any(c[0] in ("commit", "tracker") for _, c in known):  # a script's names, not a message's
         for name in frequent_names(command, NAMES_PER_COMMAND):
             p.by(p.node(name, "technical", "symbol"), "tool", seq)
+    if declined:
+        return
     if failed and not ran_tests and kinds and not out.is_adhoc(kinds[0][0]):
         # (a one-off look — head, grep, python -c — that fails is no problem of the work)
         family = next((c[1] for _, c in known), None) or out.family_of(command)

@@ -150,7 +150,8 @@ def fold_tool(p: Proposal, event: PendingEvent, state: FoldState) -> None:
     if "<tool_use_error>" in event["text"][:600]:
         return  # a call the harness refused or cancelled: nothing happened
     if tool in EDIT_TOOLS or tool == READ:
-        _files(p, event, state, tool, data, seq)
+        if not event["error"]:  # a failed or declined edit changed nothing, a failed read read nothing
+            _files(p, event, state, tool, data, seq)
     elif tool in ("Grep", "Glob"):
         _search(p, event, state, tool, data, seq)
     elif tool == "Bash":

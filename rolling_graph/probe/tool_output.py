@@ -89,6 +89,17 @@ def cd_target(command: str) -> str | None:
     return found[-1].strip("\"'") if found else None
 
 
+#: How Claude Code answers a call the user turned down (the permission prompt's "No").
+REJECTED = "The user doesn't want to proceed with this tool use"
+
+
+def rejected_by_user(output: str) -> bool:
+    """Whether a failed call's output is Claude Code's answer to a call the user turned down:
+    the command never ran, so it neither failed nor passed."""
+    text = output.lstrip()
+    return (text[7:].lstrip() if text.startswith("Error: ") else text).startswith(REJECTED)
+
+
 def is_adhoc(part: str) -> bool:
     """A look around (``head``, ``grep``, ``python -c`` …), not a step of the work."""
     words = part.split()

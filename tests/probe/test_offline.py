@@ -73,6 +73,32 @@ def test_files_errors_and_commands_from_tools() -> None:
     assert any(k == "error" and "TypeError" in label for label, k in kinds.items())
 
 
+def test_a_call_the_user_turned_down_ran_nothing_it_neither_fails_nor_passes_nor_edits() -> None:
+    """Claude Code answers a declined call with "The user doesn't want to proceed with this
+    tool use…": no open problem, no run of the test command, the open error stays open, and a
+    declined edit is no edit of the file."""
+    declined = "Error: The user doesn't want to proceed with this tool use. The tool use was rejected."
+    doc = apply(new_document("s"), [
+        ev("$ pytest -q tests/test_api.py\n1 failed\nAssertionError: totals differ", event="PostToolUse", tool="Bash",
+           error=True, data={"cmd": "pytest -q tests/test_api.py", "failed": True}, id="e1"),
+        ev("Edit src/api.py", event="PostToolUse", tool="Edit", paths=["src/api.py"], id="e2"),
+    ])
+    errors = {nid for nid, n in doc["nodes"].items() if n["kind"] == "error"}
+    assert len(errors) == 1
+    apply(doc, [
+        ev(f"$ pytest -q\n{declined}", event="PostToolUse", tool="Bash", error=True,
+           data={"cmd": "pytest -q", "failed": True}, id="e3"),
+        ev(f"$ rm -rf build\n{declined}", event="PostToolUse", tool="Bash", error=True,
+           data={"cmd": "rm -rf build", "failed": True}, id="e4"),
+        ev("Edit src/api.py\ndef total(): ...", event="PostToolUse", tool="Edit", paths=["src/api.py"], error=True, id="e5"),
+    ])
+    nodes = doc["nodes"]
+    assert {nid for nid, n in nodes.items() if n["kind"] == "error"} == errors, "a declined call opens no problem"
+    assert all(nodes[e]["facts"]["state"] == "open" for e in errors), "a declined whole-suite run resolves nothing"
+    assert "pytest-q" not in nodes, "a declined run is no run of the command"
+    assert nodes["src-api-py"]["facts"]["edits"] == 1, "the declined edit changed nothing"
+
+
 def test_files_a_shell_command_looks_at_are_touched_by_it() -> None:
     """``head a.go b.go``, ``git show REF:path/c.json``: the files the shell read are files of
     the session's work (each touched by the command's event), a glob is none."""
