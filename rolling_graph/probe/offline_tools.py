@@ -163,7 +163,8 @@ def fold_tool(p: Proposal, event: PendingEvent, state: FoldState) -> None:
     elif tool == "AskUserQuestion":
         tasks.fold_answers(p, state, data, seq)
     elif tool == "ExitPlanMode":
-        tasks.fold_plan(p, state, data, seq)
+        if not event["error"]:  # a plan the user turned down is no plan of the work
+            tasks.fold_plan(p, state, data, seq)
     elif tool in ("Task", "Agent"):
         _brief(p, data, seq)
     elif tool in ("TaskOutput", "BashOutput"):

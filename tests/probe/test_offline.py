@@ -97,6 +97,11 @@ def test_a_call_the_user_turned_down_ran_nothing_it_neither_fails_nor_passes_nor
     assert all(nodes[e]["facts"]["state"] == "open" for e in errors), "a declined whole-suite run resolves nothing"
     assert "pytest-q" not in nodes, "a declined run is no run of the command"
     assert nodes["src-api-py"]["facts"]["edits"] == 1, "the declined edit changed nothing"
+    plan = "# Plan: Cache the totals\nKeep `total_cache` in memory and drop it on write."
+    apply(doc, [ev(f"ExitPlanMode\n{plan}", event="PostToolUse", tool="ExitPlanMode", error=True, data={"plan": plan}, id="e6")])
+    assert not [n for n in doc["nodes"].values() if n["kind"] == "summary"], "a plan the user turned down is no plan"
+    apply(doc, [ev(f"ExitPlanMode\n{plan}", event="PostToolUse", tool="ExitPlanMode", data={"plan": plan}, id="e7")])
+    assert [n["label"] for n in doc["nodes"].values() if n["kind"] == "summary"] == ["Plan: Cache the totals"]
 
 
 def test_files_a_shell_command_looks_at_are_touched_by_it() -> None:
