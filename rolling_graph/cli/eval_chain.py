@@ -44,6 +44,10 @@ def render_chain_report(report: dict[str, Any], console: Console, show_blocks: b
                        "freq." if p["best_list"] == "frequent" else p["best_list"], ratio, str(p["names"]))
     console.print(pooled)
     for budget, f in (report.get("foreseen") or {}).items():
+        if not f["sessions"]:
+            console.print(f"During the work @ {budget} tokens: not measured — it counts the sessions after the first ten, "
+                          f"and this chain has {len(report['sessions'])}.", highlight=False, soft_wrap=True)
+            continue
         console.print(
             f"During the work @ {budget} tokens, {f['sessions']} sessions after the first ten, {f['used']} known names used: "
             f"foreseen by the memory {_pct(f['memory'])}, the startup block alone {_pct(f['startup'])}, the front-loaded baseline "

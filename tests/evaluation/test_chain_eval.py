@@ -229,3 +229,20 @@ def test_entire_cli_subset_startup_and_notes_figures_are_pinned() -> None:
     assert fig["note_chars_per_100_events"] <= pin["cost"]
     assert fig["max_note_chars_in_a_session"] <= fig["session_budget_chars"]
     assert fig["memory"] >= fig["startup"]
+
+
+def test_a_chain_of_ten_sessions_or_fewer_says_the_work_is_not_measured_rather_than_printing_blanks() -> None:
+    from rich.console import Console
+
+    from rolling_graph.cli.eval_chain import render_chain_report
+
+    empty = {"sessions": 0, "used": 0, "memory": None, "startup": None, "baseline": None, "vs_baseline": None,
+             "vs_startup": None, "surfaced": 0, "precision": None, "note_chars_per_100_events": None,
+             "max_note_chars_in_a_session": 0, "session_budget_chars": 4500}
+    report = {"sessions": [{"session": "a"}, {"session": "b"}], "pooled": {}, "foreseen": {"800": empty},
+              "later": {"800": []}, "first_events": 60, "chars_per_token": 3, "replay_s": {"800": 1.0}, "elapsed_s": 2.0}
+    console = Console(record=True, width=200)
+    render_chain_report(report, console)
+    out = console.export_text()
+    assert "During the work @ 800 tokens: not measured" in out and "this chain has 2" in out
+    assert "None" not in out and "×0.00" not in out
