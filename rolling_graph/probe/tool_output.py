@@ -89,15 +89,17 @@ def cd_target(command: str) -> str | None:
     return found[-1].strip("\"'") if found else None
 
 
-#: How Claude Code answers a call the user turned down (the permission prompt's "No").
-REJECTED = "The user doesn't want to proceed with this tool use"
+#: How Claude Code answers a call the user turned down (the permission prompt's "No", a
+#: "not now") or a permission rule denied.
+_REJECTED_RE = re.compile(
+    r"(?:Error: )?(?:The user doesn't want to (?:proceed with this tool use|take this action)"
+    r"|Permission to use \S+ (?:with command .{0,2000}? )?has been denied)", re.DOTALL)
 
 
 def rejected_by_user(output: str) -> bool:
-    """Whether a failed call's output is Claude Code's answer to a call the user turned down:
-    the command never ran, so it neither failed nor passed."""
-    text = output.lstrip()
-    return (text[7:].lstrip() if text.startswith("Error: ") else text).startswith(REJECTED)
+    """Whether a failed call's output is Claude Code's answer to a call the user turned down
+    or a permission rule denied: it never ran, so it neither failed nor passed."""
+    return _REJECTED_RE.match(output.lstrip()) is not None
 
 
 def is_adhoc(part: str) -> bool:

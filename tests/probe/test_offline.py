@@ -75,7 +75,7 @@ def test_files_errors_and_commands_from_tools() -> None:
 
 def test_a_call_the_user_turned_down_ran_nothing_it_neither_fails_nor_passes_nor_edits() -> None:
     """Claude Code answers a declined call with "The user doesn't want to proceed with this
-    tool use…": no open problem, no run of the test command, the open error stays open, and a
+    tool use…" (a permission rule's denial: "Permission to use Bash … has been denied."): no open problem, no run of the test command, the open error stays open, and a
     declined edit is no edit of the file."""
     declined = "Error: The user doesn't want to proceed with this tool use. The tool use was rejected."
     doc = apply(new_document("s"), [
@@ -88,8 +88,8 @@ def test_a_call_the_user_turned_down_ran_nothing_it_neither_fails_nor_passes_nor
     apply(doc, [
         ev(f"$ pytest -q\n{declined}", event="PostToolUse", tool="Bash", error=True,
            data={"cmd": "pytest -q", "failed": True}, id="e3"),
-        ev(f"$ rm -rf build\n{declined}", event="PostToolUse", tool="Bash", error=True,
-           data={"cmd": "rm -rf build", "failed": True}, id="e4"),
+        ev("$ make deploy\nPermission to use Bash with command make deploy has been denied.", event="PostToolUse",
+           tool="Bash", error=True, data={"cmd": "make deploy", "failed": True}, id="e4"),
         ev("Edit src/api.py\ndef total(): ...", event="PostToolUse", tool="Edit", paths=["src/api.py"], error=True, id="e5"),
     ])
     nodes = doc["nodes"]
