@@ -334,12 +334,7 @@ def _summary(p: Proposal, event: PendingEvent, state: FoldState) -> None:
 
 def _file_for_name(p: Proposal, name: str) -> str | None:
     """An existing file node that ``name`` (a path or a bare file name) refers to."""
-    tail = "/" + name.lstrip("./")
-    for nid in p.of_kind("file"):
-        path = str(p.fact(nid, "path") or p.label_of(nid))
-        if path == name or path.endswith(tail):
-            return nid
-    return None
+    return next(iter(p.files_ending("/" + name.removeprefix("./"))), None)
 
 
 def _assistant(p: Proposal, event: PendingEvent, state: FoldState) -> None:

@@ -142,16 +142,22 @@ def _search(p: Proposal, event: PendingEvent, state: FoldState, tool: str, data:
             p.by(p.file(path), "tool", seq)
 
 
+#: Tools whose failure is itself what happened (a command that failed, a background run that
+#: ended badly): the others' failed calls did nothing.
+FAILURE_IS_NEWS = frozenset({"Bash", "TaskOutput", "BashOutput"})
+
+
 def fold_tool(p: Proposal, event: PendingEvent, state: FoldState) -> None:
     """Fold one tool event into the proposal."""
     tool = event["tool"] or ""
     data = event.get("data", {})
     seq = event_seq(event)
-    if "<tool_use_error>" in event["text"][:600]:
-        return  # a call the harness refused or cancelled: nothing happened
+    if "<tool_use_error>" in event["text"][:600] or (event["error"] and tool not in FAILURE_IS_NEWS):
+        # a call the harness refused, the user turned down or that failed: nothing happened
+        # (a declined edit changed nothing, a failed read read nothing, a declined plan is none)
+        return
     if tool in EDIT_TOOLS or tool == READ:
-        if not event["error"]:  # a failed or declined edit changed nothing, a failed read read nothing
-            _files(p, event, state, tool, data, seq)
+        _files(p, event, state, tool, data, seq)
     elif tool in ("Grep", "Glob"):
         _search(p, event, state, tool, data, seq)
     elif tool == "Bash":
@@ -163,8 +169,7 @@ def fold_tool(p: Proposal, event: PendingEvent, state: FoldState) -> None:
     elif tool == "AskUserQuestion":
         tasks.fold_answers(p, state, data, seq)
     elif tool == "ExitPlanMode":
-        if not event["error"]:  # a plan the user turned down is no plan of the work
-            tasks.fold_plan(p, state, data, seq)
+        tasks.fold_plan(p, state, data, seq)
     elif tool in ("Task", "Agent"):
         _brief(p, data, seq)
     elif tool in ("TaskOutput", "BashOutput"):

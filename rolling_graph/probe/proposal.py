@@ -186,8 +186,13 @@ class Proposal:
         tail = "/" + path.lstrip("/")
         if path.startswith("../") or "/" not in tail[1:]:
             return None  # a bare name is ambiguous; a path outside the root is its own
-        known = [nid for nid in self.of_kind("file") if str(self.fact(nid, "path") or self.label_of(nid)).endswith(tail)]
+        known = self.files_ending(tail)
         return known[0] if len(known) == 1 else None
+
+    def files_ending(self, tail: str) -> list[str]:
+        """The file nodes whose path ends with ``tail`` (``/session.go``; a path that is
+        ``tail`` without its leading ``/`` too)."""
+        return [nid for nid in self.of_kind("file") if ("/" + str(self.fact(nid, "path") or self.label_of(nid))).endswith(tail)]
 
     def mentioned_file(self, path: str) -> str | None:
         """The node of a file a prompt or a command names by ``path`` (as :meth:`path` gives
