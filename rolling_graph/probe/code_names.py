@@ -22,8 +22,22 @@ from rolling_graph.core.filepaths import looks_like_file
 
 _IDENT_RE = re.compile(r"@?[A-Za-z_][A-Za-z0-9_]*(?:[.:][A-Za-z_][A-Za-z0-9_]*)*[!?]?(?:/\d)?")
 _CAMEL_STEP_RE = re.compile(r"[a-z0-9][A-Z]")
+#: A definition's keywords, and the modifiers and attributes that may stand before them
+#: (Swift's ``@MainActor private final class``, Kotlin's ``suspend fun``, TypeScript's
+#: ``export default async function``, Rust's ``pub(crate) fn``); Go's method receiver
+#: (``func (s *Store) Save``) stands between ``func`` and the name.
+_DEF_KEYWORDS = (
+    "def defp defmacro defmacrop defmodule defstruct defprotocol defimpl defdelegate defguard fn func function class "
+    "interface struct enum trait impl type module record object protocol extension actor fun typealias namespace "
+    "const let var val"
+).split()
+_MODIFIERS = (
+    "export default async pub public private protected internal fileprivate open static final override abstract "
+    "sealed data enum annotation inner companion value inline suspend mutating nonisolated readonly declare unsafe extern lazy weak convenience required"
+).split()
 _DEF_RE = re.compile(
-    r"^\s*(?:export\s+)?(?:async\s+)?(?:pub(?:\([\w:]+\))?\s+)?(?:def|defp|defmacrop?|defmodule|defstruct|defprotocol|defimpl|defdelegate|fn|func|function|class|interface|struct|enum|trait|impl|type|module|record|object|const|let|var|val)\s+"
+    r"^\s*(?:(?:@\w+(?:\([^)\n]*\))?|(?:" + "|".join(_MODIFIERS) + r")(?:\([\w:]+\))?)\s+)*"
+    r"(?:" + "|".join(_DEF_KEYWORDS) + r")\s+(?:\([^)\n]*\)\s*)?"
     r"(?P<name>[A-Za-z_][\w.!?]*)",
     re.MULTILINE,
 )
@@ -122,7 +136,7 @@ def defined_names(text: str, limit: int = 8) -> list[str]:
     out: dict[str, None] = {}
     for m in _DEF_RE.finditer(text):
         name = m.group("name").rstrip(".")
-        if len(name) >= 3 and name.lower() not in ("self", "this", "init", "main", "test") and not (name.startswith("__") and name.endswith("__")):
+        if len(name) >= 3 and name.lower() not in ("self", "this", "init", "main", "test") and name not in _DEF_KEYWORDS and not (name.startswith("__") and name.endswith("__")):
             out.setdefault(name, None)
         if len(out) >= limit:
             break

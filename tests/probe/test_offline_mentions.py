@@ -181,6 +181,21 @@ def test_a_private_helper_is_a_name_where_the_code_defines_or_calls_it() -> None
     assert facts(doc, "fill")["seq"] == 7 and facts(doc, "fill")["mentions"] == 2
 
 
+def test_a_definition_is_read_past_its_modifiers_and_a_go_methods_receiver() -> None:
+    # Most of a Go project's functions are methods; most of a Swift, Kotlin or TypeScript
+    # project's definitions carry a modifier or an attribute before their keyword.
+    go = "func (s *ManualCommitStrategy) SaveChanges(ctx context.Context) error {\n\treturn nil\n}\nfunc newStore() *Store {\n"
+    assert defined_names(go) == ["SaveChanges", "newStore"]
+    swift = "@MainActor final class SessionModel {\n    private func handleTap() {}\n    static func make() -> Self {}\n}\nprotocol Runner {}\n"
+    assert defined_names(swift) == ["SessionModel", "handleTap", "make", "Runner"]
+    kotlin = "enum class Color { RED }\nsuspend fun loadAll() {}\ncompanion object Factory {}\n"
+    assert defined_names(kotlin) == ["Color", "loadAll", "Factory"]
+    typescript = "export default async function loadPage() {}\nexport const fooBar = () => 1\npub(crate) fn rusty() {}\n"
+    assert defined_names(typescript) == ["loadPage", "fooBar", "rusty"]
+    # A keyword is never the name (`enum class` is no class named "class").
+    assert defined_names("enum class\nstruct {\n") == []
+
+
 def test_a_file_name_the_new_code_quotes_is_a_name_unless_a_project_file_has_it() -> None:
     # A test's fixture path and a path it feeds the code are what the next edits use again.
     code = ('test "relative path" do\n  assert to_relative_path("/home/u/project/lib/foo.ex", cwd) == "lib/foo.ex"\n'
