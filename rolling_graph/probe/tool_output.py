@@ -188,7 +188,8 @@ def outcome(kind: str, output: str, failed_flag: bool, masked: bool = True) -> t
 _GENERIC_RE = re.compile(
     r"^(?:Error:\s*)?(?:Exit code \d+|Command (?:failed|exited) with (?:exit|non-zero status) code \d+|tool call failed)\s*$"
     r"|^Traceback \(most recent call last\):?$|^\s*(?:at |File \"|hint:|warning:|==>|Compiling |Generated |Running |Getting extensions)"
-    r"|^[\s.\-=*┃│└─╭╰~^]*$",
+    r"|^[\s.\-=*┃│└─╭╰~^]*$"
+    r"|^# [\w.-]+(?:/[\w.-]+)*(?: \[[\w./ -]+\])?$",  # Go's header over a package's build errors: # entire.io/cli/cmd
     re.IGNORECASE,
 )
 _EXCEPTION_RES = [
@@ -198,6 +199,8 @@ _EXCEPTION_RES = [
     re.compile(r"^\s*(?:ERROR|error)(?:\[\w+\]|\s+TS\d+)?:\s*(.+)"),  # rustc, tsc, compilers
     re.compile(r"^\s*fatal:\s*(.+)"),  # git
     re.compile(r"panicked at (.+)"),
+    # A compiler's or a linter's diagnostic at a place: Go, gcc, clang, tsc --pretty false
+    re.compile(r"^\s*[\w./-]+\.\w+:\d+:\d+:\s*(.+)"),
 ]
 _TEST_FAIL_RES = [
     re.compile(r"^\s*\d+\) test (.+)"),  # ExUnit
@@ -227,7 +230,7 @@ def error_line(text: str) -> str | None:
                 continue
             for pattern in patterns:
                 if pattern.search(line):
-                    return _clean(line)[:160]
+                    return _at_file(_clean(line))[:160]
     rest = [_strip_error(_clean(ln)) for ln in lines if not _GENERIC_RE.search(ln)]
     rest = [ln for ln in rest if ln]
     for i, line in enumerate(rest):
@@ -237,6 +240,15 @@ def error_line(text: str) -> str | None:
                 return f"{line}: {rest[i + 1]}"[:160]
             return line[:160]
     return rest[0][:160] if rest else None
+
+
+_AT_PATH_RE = re.compile(r"^[\w./-]+/(?=[\w.-]+\.\w+:\d+:\d+:)")
+
+
+def _at_file(line: str) -> str:
+    """A diagnostic by its file's name (``push_common.go:33:15: undefined: X``): the
+    directories are the file node's; the label keeps room for what went wrong."""
+    return _AT_PATH_RE.sub("", line, count=1)
 
 
 def _strip_error(line: str) -> str:

@@ -105,6 +105,15 @@ def test_an_errors_label_is_its_first_meaningful_line() -> None:
     assert out.error_line("Pre-commit validation failed:\\n\\n[FORMAT] Code is not formatted.\\nRun 'mix format'") == \
         "Pre-commit validation failed: [FORMAT] Code is not formatted."
     assert out.error_line("Error: Exit code 1\n") is None
+    # Go names the package over its build errors; the error is the diagnostic under it.
+    go_build = ("Exit code 1\n# entire.io/cli/cmd/entire/cli/strategy\n"
+                "cmd/entire/cli/strategy/push_common.go:33:15: undefined: OpenRepository\n"
+                "FAIL\tentire.io/cli/cmd/entire/cli/strategy [build failed]\n")
+    assert out.error_line(go_build) == "push_common.go:33:15: undefined: OpenRepository"  # the file node holds its path
+    assert out.error_line("# github.com/entireio/cli/cmd/entire/cli/e2e_test\nexit status 1") == "exit status 1"
+    test_build = ("Exit code 1\n# github.com/entireio/cli/cmd/e2e_test [github.com/entireio/cli/cmd/e2e_test.test]\n"
+                  "cmd/e2e_test/assertions.go:117:18: assignment mismatch: 1 variable but f returns 2 values\n")
+    assert out.error_line(test_build) == "assertions.go:117:18: assignment mismatch: 1 variable but f returns 2 values"
 
 
 def test_commands_are_normalised_and_classified() -> None:
