@@ -230,7 +230,10 @@ def fold_bash(p: Proposal, event: PendingEvent, state: FoldState, seq: int | Non
         family = next((c[1] for _, c in known), None) or out.family_of(command)
         error_node(p, _output(event) or text, family, state.task, seq)
     elif not failed and not ran_tests and kinds:
-        resolve(p, out.family_of(command), None, whole=True)
+        # Every step of a line that exited 0 ran well: ``git add a.go && git rebase --continue``
+        # settles the rebase that stopped on a conflict, not only a ``git add``.
+        for family in dict.fromkeys(out.family_of(part) for part, _ in kinds):
+            resolve(p, family, None, whole=True)
 
 
 def _heredoc_writes(p: Proposal, event: PendingEvent, command: str, seq: int | None) -> None:

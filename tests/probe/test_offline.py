@@ -296,3 +296,19 @@ def test_an_answer_to_claudes_question_is_the_users_choice() -> None:
     choices = [n for n in doc["nodes"].values() if n["kind"] == "decision"]
     assert [n["label"] for n in choices] == ["Separate e2e_test/ (Directory)"]
     assert not any(n["kind"] == "request" for n in doc["nodes"].values()), "a bare number names nothing"
+
+
+def test_a_line_that_exited_zero_settles_the_failures_of_each_of_its_steps() -> None:
+    """A rebase stops on a conflict; ``git add a.go && git rebase --continue`` finishes it.
+    The rebase's error is settled by the rebase in that line, not only by a ``git add``."""
+    doc = apply(new_document("s"), [
+        ev("$ git rebase origin/main\nerror: could not apply a4f7a52... multi session", event="PostToolUse", tool="Bash",
+           error=True, data={"cmd": "git rebase origin/main", "failed": True}, id="e1"),
+    ])
+    errors = [nid for nid, n in doc["nodes"].items() if n["kind"] == "error"]
+    assert len(errors) == 1 and doc["nodes"][errors[0]]["facts"]["state"] == "open"
+    apply(doc, [
+        ev("$ git add a.go && git rebase --continue\nSuccessfully rebased and updated refs/heads/main.", event="PostToolUse",
+           tool="Bash", data={"cmd": "git add a.go && git rebase --continue"}, id="e2"),
+    ])
+    assert doc["nodes"][errors[0]]["facts"]["state"] == "resolved"
