@@ -80,6 +80,7 @@ def classify(part: str) -> tuple[str, str] | None:
 
 _CD_RE = re.compile(r"(?:^|&&|;|\|\||\n)\s*cd\s+(\"[^\"]+\"|'[^']+'|[^\s;&|]+)")
 #: Commands that look rather than do: their failure is no problem of the work.
+_INTERPRETERS = frozenset("python python3 node ruby perl bash sh zsh".split())
 _ADHOC = frozenset("head tail cat less more ls find grep egrep rg ag sed awk echo printf wc sort uniq cut jq tr xargs diff stat file which type pwd tree du df ps sleep true false".split())
 
 
@@ -107,7 +108,15 @@ def is_adhoc(part: str) -> bool:
     words = part.split()
     if not words:
         return True
-    return words[0] in _ADHOC or (words[0] in ("python", "python3", "node", "ruby", "perl", "bash", "sh") and len(words) > 1 and words[1] in ("-c", "-e"))
+    if words[0] in _ADHOC:
+        return True
+    if words[0] in _INTERPRETERS:  # a one-liner: ``python3 -c``, ``ruby -ryaml -e``, ``node --no-warnings -e``
+        for word in words[1:]:
+            if word in ("-c", "-e"):
+                return True
+            if not word.startswith("-"):
+                break
+    return False
 
 
 def family_of(command: str) -> str:

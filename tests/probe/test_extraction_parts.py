@@ -309,6 +309,9 @@ def test_one_build_script_is_one_family_wherever_it_is_run_from() -> None:
     assert out.classify("node assets/build.js") == out.classify("node build.js") == ("check", "node build.js")
     assert out.cd_target("cd /home/USER/src/app/assets && node build.js 2>&1") == "/home/USER/src/app/assets"
     assert out.is_adhoc('head -c 500 a.jsonl | python3 -c "import json"') and not out.is_adhoc("git push")
+    # A one-liner is a look whatever options stand before its -e; a script is a step.
+    assert out.is_adhoc("ruby -ryaml -e 'YAML.load_file(\"a.yml\")'") and out.is_adhoc("node --no-warnings -e 1")
+    assert not out.is_adhoc("python3 scripts/migrate.py -c prod") and not out.is_adhoc("bash -x deploy.sh")
 
 
 def test_a_failing_run_reported_by_post_tool_use_failure_then_a_pass_through_the_hook(isolated_home: Path) -> None:
