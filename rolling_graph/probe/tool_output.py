@@ -215,6 +215,7 @@ _TEST_FAIL_RES = [
     re.compile(r"^\s*\d+\) test (.+)"),  # ExUnit
     re.compile(r"^(?:FAILED|ERROR) (\S+)"),  # pytest
     re.compile(r"--- FAIL: (\S+)"),  # go
+    re.compile(r"^FAIL\s+[\w./-]+\s+(?:[\d.]+s|\[[\w ]+\])\s*$"),  # go: the package that failed (a TestMain's, a panic's)
     re.compile(r"^\s*● (.+)"),  # jest
     re.compile(r"^\s*(?:×|✗|✕) (.+)"),  # vitest, mocha
 ]

@@ -111,6 +111,12 @@ def test_an_errors_label_is_its_first_meaningful_line() -> None:
                 "FAIL\tentire.io/cli/cmd/entire/cli/strategy [build failed]\n")
     assert out.error_line(go_build) == "push_common.go:33:15: undefined: OpenRepository"  # the file node holds its path
     assert out.error_line("# github.com/entireio/cli/cmd/entire/cli/e2e_test\nexit status 1") == "exit status 1"
+    # A package that failed without a failing test's line (a TestMain, a panic) is named by Go's FAIL line,
+    # not by the task runner's header and the package that merely had no tests.
+    go_test = ("Exit code 1\n[test] $ go test ./...\n[test] ERROR task failed\n\n?   \tentire.io/cli/cmd/entire\t[no test files]\n"
+               "ok  \tentire.io/cli/cmd/entire/cli\t2.000s\nCreated shadow branch 'entire/a799410'\nFAIL\n"
+               "FAIL\tentire.io/cli/cmd/entire/cli/strategy\t3.238s\nok  \tentire.io/cli/cmd/entire/cli/paths\t(cached)\n")
+    assert out.error_line(go_test) == "FAIL entire.io/cli/cmd/entire/cli/strategy 3.238s"
     test_build = ("Exit code 1\n# github.com/entireio/cli/cmd/e2e_test [github.com/entireio/cli/cmd/e2e_test.test]\n"
                   "cmd/e2e_test/assertions.go:117:18: assignment mismatch: 1 variable but f returns 2 values\n")
     assert out.error_line(test_build) == "assertions.go:117:18: assignment mismatch: 1 variable but f returns 2 values"
