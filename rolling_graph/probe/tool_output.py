@@ -34,14 +34,15 @@ _TEST_RE = re.compile(
     r"^(?:(?:uv|poetry|pdm|hatch|pipenv)\s+run\s+|bundle\s+exec\s+|npx\s+|pnpm\s+exec\s+|\.venv/bin/|python3?\s+-m\s+)?"
     r"(?P<family>pytest|py\.test|unittest|tox|nox|mix\s+test|(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?test\S*|vitest|jest|mocha|playwright\s+test"
     r"|cargo\s+(?:test|nextest)|go\s+test|make\s+(?:test|check)\S*|rspec|phpunit|dotnet\s+test|(?:\./)?gradlew?\s+test|mvn\s+test"
-    r"|ctest|deno\s+test|elixir\s+\S*test\S*)\b"
+    r"|ctest|deno\s+test|elixir\s+\S*test\S*|swift\s+test|(?:mise\s+run|just|task|rake)\s+test\S*)\b"
 )
 _CHECK_RE = re.compile(
     r"^(?:(?:uv|poetry|pdm|hatch|pipenv)\s+run\s+|bundle\s+exec\s+|npx\s+|pnpm\s+exec\s+|\.venv/bin/|python3?\s+-m\s+)?"
     r"(?P<family>mix\s+(?:compile|credo|dialyzer|format\s+--check\S*|format)|(?:npm|yarn|pnpm|bun)\s+run\s+(?:build|lint|typecheck|check|format)\S*"
     r"|tsc|eslint|prettier\s+--check|ruff(?:\s+check|\s+format\s+--check)?|mypy|pyright|flake8|pylint|black\s+--check"
     r"|cargo\s+(?:build|check|clippy)|go\s+(?:build|vet)|make|cmake\s+--build|docker\s+build|gradlew?\s+build|mvn\s+(?:package|compile|verify)"
-    r"|node\s+\S*build\S*\.[cm]?js|esbuild|webpack|vite\s+build|next\s+build|rubocop|credo|dialyzer)\b"
+    r"|node\s+\S*build\S*\.[cm]?js|esbuild|webpack|vite\s+build|next\s+build|rubocop|credo|dialyzer"
+    r"|golangci-lint\s+run|staticcheck|swift\s+build|swiftlint|swift-format\s+lint|(?:mise\s+run|just|task)\s+(?:lint|check|typecheck|vet|build)\S*)\b"
 )
 _BD_RE = re.compile(r"^(?:bd|beads)\s+(?P<verb>show|update|close|create|reopen|start|done)\b(?P<rest>.*)$", re.DOTALL)
 
@@ -69,6 +70,11 @@ def classify(part: str) -> tuple[str, str] | None:
         return "commit", "git commit"
     if _BD_RE.match(part):
         return "tracker", "bd"
+    if part.startswith("xcodebuild"):  # its action is a word anywhere after its options
+        if re.search(r"\stest(?:-without-building)?\b", part):
+            return "test", "xcodebuild test"
+        if re.search(r"\s(?:build|build-for-testing|analyze)\b", part):
+            return "check", "xcodebuild build"
     m = _CHECK_RE.match(part)
     if m:
         family = " ".join(m.group("family").split())
@@ -80,6 +86,8 @@ def classify(part: str) -> tuple[str, str] | None:
 
 _CD_RE = re.compile(r"(?:^|&&|;|\|\||\n)\s*cd\s+(\"[^\"]+\"|'[^']+'|[^\s;&|]+)")
 #: Commands that look rather than do: their failure is no problem of the work.
+#: Runners whose second word is ``run`` and third the task (``mise run fmt``, ``npm run dev``).
+_TASK_RUNNERS = frozenset("mise npm yarn pnpm bun deno uv poetry cargo".split())
 _INTERPRETERS = frozenset("python python3 node ruby perl bash sh zsh".split())
 _ADHOC = frozenset("head tail cat less more ls find grep egrep rg ag sed awk echo printf wc sort uniq cut jq tr xargs diff stat file which type pwd tree du df ps sleep true false".split())
 
@@ -126,12 +134,15 @@ def family_of(command: str) -> str:
         if c:
             return c[1]
     words = (command_parts(command) or [command])[0].split()
+    if len(words) > 2 and words[1] in ("run", "r") and words[0] in _TASK_RUNNERS and not words[2].startswith("-"):
+        return " ".join(words[:3])[:80]  # one task of a runner: `mise run fmt` is not `mise run deploy`
     return " ".join(words[:2])[:80]
 
 
 # -- outcomes ---------------------------------------------------------------------------------
 _COUNT_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(\d+) tests?, (\d+) failures?"), "mix"),  # ExUnit: "410 tests, 0 failures"
+    (re.compile(r"Executed (\d+) tests?, with (\d+) failures?"), "mix"),  # XCTest: "Executed 12 tests, with 1 failure (0 unexpected)"
     (re.compile(r"test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed"), "cargo"),
     (re.compile(r"Tests:\s+(?:(\d+) failed, )?(?:\d+ skipped, )?(?:\d+ todo, )?(\d+) passed, (\d+) total"), "jest"),
     (re.compile(r"Tests\s+(?:(\d+) failed\s*\|\s*)?(\d+) passed(?:\s*\|\s*\d+ \w+)*\s*\((\d+)\)"), "vitest"),

@@ -342,3 +342,22 @@ def test_a_failing_run_reported_by_post_tool_use_failure_then_a_pass_through_the
     assert command["facts"]["result"] == "1 failed of 4 → 0 failed of 4"
     (error,) = [n for n in doc["nodes"].values() if n["kind"] == "error"]
     assert error["label"].startswith("FAILED tests/test_x.py::test_a") and error["facts"]["state"] == "resolved"
+
+
+def test_a_projects_task_runner_and_swifts_tools_run_its_tests_and_checks() -> None:
+    # `mise run test`, `just test`, `swift test`, `xcodebuild … test`: the project's test runs,
+    # each its own family, so a passing lint does not settle a failing test run.
+    assert out.classify("mise run test") == ("test", "mise run test")
+    assert out.classify("mise run test:integration") == ("test", "mise run test:integration")
+    assert out.classify("mise run lint") == ("check", "mise run lint")
+    assert out.classify("just test") == ("test", "just test")
+    assert out.classify("golangci-lint run ./...") == ("check", "golangci-lint run")
+    assert out.classify("swift test") == ("test", "swift test")
+    assert out.classify("swift build") == ("check", "swift build")
+    assert out.classify("xcodebuild -scheme App -destination 'platform=iOS Simulator,name=iPhone 15' test") == ("test", "xcodebuild test")
+    assert out.classify("xcodebuild build -scheme App") == ("check", "xcodebuild build")
+    assert out.classify("mise run fmt") is None  # a formatter changes files: no check
+    # A task is its own family: a passing `mise run fmt` is no pass of `mise run deploy`.
+    assert out.family_of("mise run fmt") == "mise run fmt" and out.family_of("npm run dev -- --port 3") == "npm run dev"
+    assert out.family_of("cargo run --bin x") == "cargo run"
+    assert out.test_counts("Test Suite 'All tests' failed.\nExecuted 12 tests, with 1 failure (0 unexpected) in 0.5 (0.6) seconds") == (1, 12)

@@ -312,3 +312,18 @@ def test_a_line_that_exited_zero_settles_the_failures_of_each_of_its_steps() -> 
            tool="Bash", data={"cmd": "git add a.go && git rebase --continue"}, id="e2"),
     ])
     assert doc["nodes"][errors[0]]["facts"]["state"] == "resolved"
+
+
+def test_a_passing_lint_does_not_settle_a_failing_test_run_of_the_same_task_runner() -> None:
+    doc = apply(new_document("s"), [
+        ev("$ mise run test\n--- FAIL: TestResume_SessionLogAlreadyExists (0.46s)\nFAIL", event="PostToolUse", tool="Bash",
+           error=True, data={"cmd": "mise run test", "failed": True}, id="e1"),
+        ev("$ mise run lint\n0 issues.", event="PostToolUse", tool="Bash", data={"cmd": "mise run lint"}, id="e2"),
+        ev("$ mise run fmt\n", event="PostToolUse", tool="Bash", data={"cmd": "mise run fmt"}, id="e3"),
+    ])
+    errors = [n for n in doc["nodes"].values() if n["kind"] == "error"]
+    assert [e["label"] for e in errors] == ["--- FAIL: TestResume_SessionLogAlreadyExists (0.46s)"]
+    assert errors[0]["facts"]["state"] == "open"
+    apply(doc, [ev("$ mise run test\nok  \tentire.io/cli\t2.0s", event="PostToolUse", tool="Bash", data={"cmd": "mise run test"}, id="e4")])
+    assert [n for n in doc["nodes"].values() if n["kind"] == "error"][0]["facts"]["state"] == "resolved"
+    assert doc["nodes"]["mise-run-test"]["facts"]["outcome"] == "pass"
