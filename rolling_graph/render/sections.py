@@ -314,8 +314,11 @@ def add_working_set(g: RestoreView, sec: Section, s: RestoreSettings, shown: lis
         runs = count(facts, "runs")
         verdict = "passed" if facts.get("outcome") == "pass" else "failed"
         line = f"{heading}* `{esc(short_command(g.label(c), s.command_chars), s.command_chars)}` — " + (f"ran {runs}×, " if runs else "") + f"last run {verdict}"
-        result = facts.get("result")
-        if result and result.strip() and result.strip().lower() != verdict:
+        result = (facts.get("result") or "").strip()
+        before, arrow, last = result.rpartition(" → ")
+        if arrow and last.strip().lower() == verdict:  # "X → passed": what it got past, its end not cut off
+            line += f" (before: {esc(before.rpartition(' → ')[2], s.result_chars)})"
+        elif result and result.lower() != verdict:
             line += f": {esc(result, s.result_chars)}"
         if not sec.add(line):
             break

@@ -515,6 +515,17 @@ def test_after_a_compaction_and_in_a_new_session_commands_that_passed_are_not_li
     assert "ruff check billing" in resumed and "mypy billing" in resumed
 
 
+def test_a_command_that_passes_again_says_what_it_got_past_without_cutting_off_its_verdict() -> None:
+    # The run's result is "<the last failure> → passed"; a long failure cut at the line's room
+    # used to hide the verdict after it ("last run passed: resume.go:406:4: error is not nil …").
+    doc = billing_session()
+    node(doc, "c-lint", "mise run lint", "command", runs=2, outcome="pass", seq=77,
+         result="resume.go:406:4: error is not nil (line 400) but it returns nil (nilerr) → passed")
+    text, _ = restore_block(doc, R, "resume", budget_tokens=800)
+    line = lines(text)[line_with(text, "`mise run lint`")]
+    assert line == "* `mise run lint` — ran 2×, last run passed (before: resume.go:406:4: error is not nil (line 400) but it returns nil (nilerr))"
+
+
 # -- where a line comes from, and what the user approved (issue 33, items 3 and 5) -------------
 
 
