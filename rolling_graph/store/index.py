@@ -134,8 +134,10 @@ def names(low: str, nid: str, label: str) -> bool:
 
 
 #: Kinds a prompt never "names": a request's label is an earlier prompt in the user's words,
-#: so a prompt repeating it ("continue", the same question) would restore it in full again.
-NOT_NAMED_KINDS = frozenset({"request"})
+#: so a prompt repeating it ("continue", the same question) would restore it in full again;
+#: a command's label is what the user types to run it ("run mise run test"): naming it asks
+#: for a run, not for the files its last runs happened beside (its outcome comes as news).
+NOT_NAMED_KINDS = frozenset({"request", "command"})
 
 
 def named_in(index: HookIndex, text: str, exclude_source: str | None = None) -> list[str]:

@@ -76,6 +76,17 @@ def test_naming_a_node_restores_its_branch_in_full() -> None:
     assert "- Quarterly roadmap" in named and "- pgvector" in named
 
 
+def test_a_prompt_that_says_a_command_asks_for_a_run_not_for_its_branch() -> None:
+    # "Run mise run test again": the files the command last ran beside are no branch the user
+    # asked about (over the entire-cli chain such restores surfaced 37 names, one of them used).
+    doc = small_story()
+    doc["nodes"]["mise-run-test"] = make_node("mise run test", "technical", "command", node_id="mise-run-test", weight=0.7, now=NOW)
+    doc["edges"][edge_key("mise-run-test", "tests", "src-db-py")] = make_edge("mise-run-test", "tests", "src-db-py", now=NOW)
+    text = render_lod(doc, R, mention_text="run mise run test again")
+    assert "You named" not in text
+    assert "You named (full branch):" in render_lod(doc, R, mention_text="run mise run test on src/db.py")
+
+
 def test_overlap_gives_a_one_line_hint() -> None:
     text = render_lod(small_story(), R, mention_text="are we still planning the quarterly roadmap review?")
     assert "Related, ask to expand: Quarterly roadmap" not in text  # it is named, not overlapping
