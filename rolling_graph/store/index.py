@@ -33,13 +33,18 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-    from rolling_graph.core.types import GraphDoc, HookIndex, Ledger, ToolIndex
+    from rolling_graph.core.types import GraphDoc, HookIndex, Ledger, Node, ToolIndex
 
 #: 3: nodes as columns (2 had a dict per node, 1 positional lists); an index of another
 #: version is rebuilt.
 INDEX_VERSION = 3
 #: The node columns of an index, each a list as long as ``ids``.
 COLUMNS = ("ids", "labels", "kinds", "weights", "sources")
+
+
+def _seen_in_output(node: Node) -> bool:
+    """An error read from this session's tool output (not pulled from an earlier session)."""
+    return node["kind"] == "error" and not node.get("pulled") and (node.get("facts") or {}).get("by") == "tool"
 
 
 def build_index(graph: GraphDoc, previous: Mapping[str, Any] | None = None) -> HookIndex:
@@ -52,7 +57,9 @@ def build_index(graph: GraphDoc, previous: Mapping[str, Any] | None = None) -> H
     # News is intent (decisions, corrections, preferences, errors). A name drifting into the
     # focus as weights decay is not news: the full block at startup, resume and compaction
     # carries the focus.
-    speakable = {nid for nid, n in nodes.items() if n["kind"] in NEWS_KINDS}
+    # An error this session's own tool output showed is no news to it: the conversation has
+    # the output (an error an earlier session left, or one the user reported, still is).
+    speakable = {nid for nid, n in nodes.items() if n["kind"] in NEWS_KINDS and not _seen_in_output(n)}
     adj = adjacency(graph, speakable)
     file_intents: dict[str, list[str]] = {}
     for nid in speakable:

@@ -123,3 +123,25 @@ def test_the_tool_note_reads_the_decision_from_the_branch_cache_not_the_whole_gr
     # The same work (the tests' sync probe folds the edit in), but the note itself parsed
     # the whole graph only without the cache.
     assert len(loads) == loads_with + 1
+
+
+def test_an_error_this_sessions_own_tool_output_showed_is_no_news_at_the_next_prompt() -> None:
+    # The conversation has the output that failed; telling it again at the next prompt cost
+    # the entire-cli chain's notes a third of their characters. An error an earlier session
+    # left (pulled from the warm graph) or one the user reported is still news.
+    from rolling_graph.core.model import new_document
+    from rolling_graph.store.index import build_index, delta_order
+
+    doc = new_document("s")
+    seen = make_node("rewind.go:579:13: undefined: agent", "technical", "error", node_id="err-seen")
+    seen["facts"] = {"by": "tool", "state": "open"}
+    earlier = make_node("testenv.go:40:26: undefined: defaultAgent", "technical", "error", node_id="err-earlier")
+    earlier.update({"facts": {"by": "tool", "state": "open"}, "pulled": True})
+    reported = make_node("the build fails on CI with a timeout", "technical", "error", node_id="err-reported")
+    reported["facts"] = {"by": "user", "state": "open"}
+    for node in (seen, earlier, reported):
+        doc["nodes"][node["id"]] = node
+    doc["journal_seq"] = 3
+    order, _ = delta_order(build_index(doc), {"seq": 0, "told": {}, "owed": []})
+    assert "err-seen" not in order
+    assert {"err-earlier", "err-reported"} <= set(order)
