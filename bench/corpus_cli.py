@@ -9,12 +9,14 @@ from pathlib import Path
 import typer
 
 from rolling_graph.cli.eval import register
+from rolling_graph.warm import server
 
 CORPUS = Path(os.environ.get("ROLLING_GRAPH_CORPUS") or Path(__file__).resolve().parent.parent.parent / "shared" / "corpus")
 
 
 def run_eval(args: list[str], prog_name: str) -> None:
     """``rgraph eval ARGS`` (only the eval command, as the installed CLI would run it)."""
+    server.exit_on_terminate()  # killed, it still stops the embedded server it started
     app = typer.Typer(add_completion=False)
     register(app)
 

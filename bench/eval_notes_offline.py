@@ -118,6 +118,7 @@ def capture(out: Path, budget: int, limit: int | None) -> None:
     # The replay calls run_mod's own binding of handle_event (imported there, not re-exported).
     vars(run_mod)["handle_event"] = on_handle
     inject.speak, inject.prompt_context, inject.tool_context = on_speak, on_prompt, on_tool
+    server.exit_on_terminate()  # killed, it still stops the server below
     base = Path(tempfile.mkdtemp(prefix="rgnotes-", dir="/tmp"))
     home = base / "server"
     try:

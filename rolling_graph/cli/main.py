@@ -175,6 +175,9 @@ tidy_help(app)  # flags without <bool>, lists by their element: one place for ev
 
 
 def main() -> None:
+    from rolling_graph.warm import server as warm_server
+
+    warm_server.exit_on_terminate()  # a killed command still stops the servers it started
     try:
         app()
     except RollingGraphError as exc:  # raised outside a command (e.g. while parsing options)

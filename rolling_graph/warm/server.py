@@ -283,6 +283,21 @@ def _wait_gone(home: Path, timeout_s: float = 5.0) -> None:
         time.sleep(0.05)
 
 
+def exit_on_terminate() -> None:
+    """Make SIGTERM raise :class:`SystemExit` in this (main) thread, so the ``finally`` blocks
+    that stop the servers this process started run: a plain ``kill`` of an evaluation or a
+    benchmark otherwise leaves its embedded PostgreSQL running. A no-op off the main thread."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminated)
+
+
+def _terminated(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
 def stop_started_here() -> list[Path]:
     """Stop every embedded server this process started; returns their state directories.
 

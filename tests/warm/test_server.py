@@ -119,3 +119,25 @@ def test_a_process_is_our_server_only_by_its_executable_and_data_directory(home:
     assert server.is_our_server(info.pid, server.pg_dir(home))
     assert not server.is_our_server(info.pid, home / "elsewhere")  # another state directory's server is not ours
     assert not server.is_our_server(os.getpid(), server.pg_dir(home))  # not a postgres
+
+
+def test_a_killed_evaluation_still_stops_the_server_it_started(home: Path) -> None:
+    # `kill` of `rgraph eval --chain` or of a corpus benchmark (SIGTERM) skipped the `finally`
+    # that stops its embedded PostgreSQL: two were left running after this round's evaluations.
+    script = (
+        "import sys, time\nfrom pathlib import Path\nfrom rolling_graph.warm import server\n"
+        "server.exit_on_terminate()\nhome = Path(sys.argv[1])\n"
+        "try:\n    server.ensure_running(home)\n    print('up', flush=True)\n    time.sleep(120)\n"
+        "finally:\n    server.stop(home)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script, str(home)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "up"
+        assert server.running_info(home) is not None
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(timeout=60) == 128 + signal.SIGTERM
+        assert server.running_info(home) is None
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
