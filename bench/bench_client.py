@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import statistics
 import sys
 import tempfile
@@ -46,6 +45,7 @@ from claude_harness import CLAUDE, PLUGIN_DIR, Sandbox, kebab, write_noop_plugin
 from standin_model import StandinModel, ToolCall, Turn  # noqa: E402
 
 from rolling_graph.store.sidecar import SidecarStore  # noqa: E402
+from rolling_graph.warm import server  # noqa: E402
 
 PROMPT = "We decided to use PostgreSQL instead of SQLite for the warm store. Look through the notes and the code."
 EARLIER_PROMPTS = (
@@ -261,7 +261,7 @@ def main() -> None:
     wirings = dict(parse_wiring(spec) for spec in args.wiring)
     if CLAUDE is None:
         raise SystemExit("bench_client: the Claude Code CLI `claude` is not on PATH")
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))  # stop the embedded server on the way out
+    server.exit_on_terminate()  # stop the embedded server on the way out
 
     with tempfile.TemporaryDirectory(prefix="rgraph-bench-client-") as tmp:
         root = Path(tmp)

@@ -175,18 +175,16 @@ tidy_help(app)  # flags without <bool>, lists by their element: one place for ev
 
 
 def main() -> None:
-    from rolling_graph.warm import server as warm_server
+    from rolling_graph.warm import server  # stdlib only: the driver comes with the first connection
 
-    warm_server.exit_on_terminate()  # a killed command still stops the servers it started
+    server.exit_on_terminate()  # a killed command still stops the servers it started
     try:
         app()
     except RollingGraphError as exc:  # raised outside a command (e.g. while parsing options)
         raise SystemExit(report(exc)) from None
     finally:
         # A command leaves nothing running that it did not find running (`db start` excepted).
-        server = sys.modules.get("rolling_graph.warm.server")
-        if server is not None:
-            server.stop_started_here()
+        server.stop_started_here()
 
 
 if __name__ == "__main__":

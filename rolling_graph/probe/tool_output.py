@@ -85,10 +85,11 @@ def classify(part: str) -> tuple[str, str] | None:
 
 
 _CD_RE = re.compile(r"(?:^|&&|;|\|\||\n)\s*cd\s+(\"[^\"]+\"|'[^']+'|[^\s;&|]+)")
-#: Commands that look rather than do: their failure is no problem of the work.
 #: Runners whose second word is ``run`` and third the task (``mise run fmt``, ``npm run dev``).
 _TASK_RUNNERS = frozenset("mise npm yarn pnpm bun deno uv poetry cargo".split())
+#: Interpreters whose one-liners (``-c``, ``-e``) are looks, like the commands below.
 _INTERPRETERS = frozenset("python python3 node ruby perl bash sh zsh".split())
+#: Commands that look rather than do: their failure is no problem of the work.
 _ADHOC = frozenset("head tail cat less more ls find grep egrep rg ag sed awk echo printf wc sort uniq cut jq tr xargs diff stat file which type pwd tree du df ps sleep true false".split())
 
 
