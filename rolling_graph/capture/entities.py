@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
     from rolling_graph.core.types import Domain, NodeKind
 
-_PATH_RE = lazy(r"(?<![\w/.-])(?:~?/)?(?:[\w.@-]+/)+[\w@-][\w.@-]*\.[A-Za-z0-9]{1,8}\b|(?<![\w/.-])[\w-]+\.(?:py|js|ts|tsx|jsx|rs|go|java|rb|md|json|toml|yaml|yml|sql|sh|css|html|txt|cfg|ini|lock)\b")
+_PATH_RE = lazy(r"(?<![\w/.\\-])(?:[A-Za-z]:|\.)\\(?:[\w.@-]+\\)*[\w@-][\w.@-]*\.[A-Za-z0-9]{1,8}\b"  # Windows: C:\app\x.py, .\x.py
+                r"|(?<![\w/.\\-])(?:~?/)?(?:[\w.@-]+/)+[\w@-][\w.@-]*\.[A-Za-z0-9]{1,8}\b|(?<![\w/.\\-])[\w-]+\.(?:py|js|ts|tsx|jsx|rs|go|java|rb|md|json|toml|yaml|yml|sql|sh|css|html|txt|cfg|ini|lock)\b")
 _CODE_RE = lazy(r"`([^`\n]{2,60})`")
 _CAMEL_RE = lazy(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[a-z]+(?:[A-Z][a-z0-9]+)+\b")
 _SNAKE_RE = lazy(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
@@ -181,6 +182,8 @@ def names_in(text: str, *, caps: bool = True) -> list[tuple[str, NodeKind]]:
         if sent.startswith("#"):
             continue  # a Markdown heading ("## Rules") names a section, not a thing
         for m in _CAPS_RE.finditer(sent):
+            if sent[m.start() - 1 : m.start()] in _SEPARATORS or sent[m.end() : m.end() + 1] in _SEPARATORS:
+                continue  # a directory of a path (C:\Users\ada\Projects\app, /srv/Billing/x.py), not a name
             raw = m.group(0).split()
             # "DO NOT", "IMPORTANT": a stop word shouted is still a stop word
             words = [w for w in raw if w not in _STOP and not (w.isupper() and w.capitalize() in _STOP)]
@@ -194,6 +197,10 @@ def names_in(text: str, *, caps: bool = True) -> list[tuple[str, NodeKind]]:
         if m.group(0).lower() in TECH:
             put(m.group(0), "entity")  # as written: "Terraform", not "terraform"
     return list(out.values())
+
+
+#: Path separators (an empty slice is in no tuple: the text's ends are not separators).
+_SEPARATORS = ("/", "\\")
 
 
 def _looks_like_name(word: str) -> bool:

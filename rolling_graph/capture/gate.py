@@ -11,7 +11,7 @@ Everything the probe needs is batched in ``gate.pending`` until it runs.
 from __future__ import annotations
 
 from rolling_graph.capture.events import first_error_line
-from rolling_graph.core.filepaths import file_id, find_root, is_harness_path, relativize
+from rolling_graph.core.filepaths import file_id, find_root, is_harness_path, posix_path, relativize
 from rolling_graph.core.ids import name_id, slugify
 
 TYPE_CHECKING = False
@@ -116,11 +116,12 @@ def settle_paths(event: PendingEvent, gate: GateState) -> None:
     transcript = event.pop("transcript", None)
     if transcript:
         gate["transcript"] = transcript
-    cwd = event.pop("cwd", None)
+    raw = event.pop("cwd", None)
+    cwd = posix_path(raw) if raw else None  # a Windows session's too (C:\app → /c/app)
     cwd = cwd if cwd and cwd.startswith("/") else None
     root = gate.get("root")
-    if not isinstance(root, str) and cwd:
-        root = gate["root"] = find_root(cwd)
+    if not isinstance(root, str) and cwd and raw:
+        root = gate["root"] = posix_path(find_root(raw))  # looked up where the filesystem has it
     root = root if isinstance(root, str) else None
     paths = [relativize(p, root, cwd) for p in event["paths"] if not is_harness_path(p)]
     event["paths"] = [p for p in dict.fromkeys(paths) if p and p != "." and not is_harness_path(p)]

@@ -4,7 +4,9 @@ A session names the same file many ways: ``/home/ada/src/app/lib/x.py`` in an Ed
 ``lib/x.py`` in a Glob, ``x.py`` after a ``cd lib``. The graph keeps one node per file,
 keyed and labelled by its path relative to the session's root (the git top level of the
 first ``cwd``), so the id is the same in every session of the project. A path outside the
-root stays absolute, with the home directory shortened to ``~``. Claude Code's own files
+root stays absolute, with the home directory shortened to ``~``. A Windows session's paths
+(``C:\\Users\\ada\\app\\x.py``) are read in Git Bash's form (``/c/Users/ada/app/x.py``), the
+one its shell commands use, so they key and shorten like any other. Claude Code's own files
 (transcripts, plans and task output under ``~/.claude`` and ``/tmp/claude-*``) are the
 harness's, not the project's: they never become file nodes.
 
@@ -24,6 +26,18 @@ _HARNESS_PARTS = ("/.claude/", "/tmp/claude-", "/tool-results/")
 _HOME_PREFIXES = ("/home/", "/Users/")
 
 
+def posix_path(path: str) -> str:
+    """A Windows path in the form the graph keys paths by: a drive's (``C:\\app\\x.py``,
+    ``C:/app/x.py``) as Git Bash writes it (``/c/app/x.py``), a relative one's backslashes
+    as slashes (``lib\\x.py`` → ``lib/x.py``, when it has no slash at all). Any other path as
+    it is: a POSIX name may hold a backslash, so one with a slash keeps it."""
+    if len(path) > 2 and path[1] == ":" and path[2] in "\\/" and path[0].isascii() and path[0].isalpha():
+        return "/" + path[0].lower() + "/" + path[3:].replace("\\", "/")
+    if "\\" in path and "/" not in path and not path.startswith("\\\\"):  # not a share (\\host\dir)
+        return path.replace("\\", "/")
+    return path
+
+
 def find_root(cwd: str) -> str:
     """The git top level above ``cwd`` (a directory or worktree file named ``.git``), else
     ``cwd``; not resolved through symlinks, so payload paths under ``cwd`` still match."""
@@ -40,6 +54,7 @@ def find_root(cwd: str) -> str:
 
 def is_harness_path(path: str) -> bool:
     """Claude Code's transcripts, plans, task outputs and tool-result files."""
+    path = posix_path(path)
     if not path.startswith(("/", "~")):
         return False
     return any(part in path for part in _HARNESS_PARTS) or path.startswith("~/.claude/")
@@ -47,10 +62,13 @@ def is_harness_path(path: str) -> bool:
 
 def relativize(path: str, root: str | None, cwd: str | None = None) -> str:
     """``path`` relative to ``root`` when it lies inside it; a relative ``path`` is taken
-    from ``cwd`` first. Outside the root: absolute, ``/home/<user>/`` shortened to ``~/``."""
-    path = path.strip()
+    from ``cwd`` first. Outside the root: absolute, ``/home/<user>/`` shortened to ``~/``.
+    Windows paths, all three, as :func:`posix_path` reads them."""
+    path = posix_path(path.strip())
     if not path:
         return path
+    root = posix_path(root) if root else root
+    cwd = posix_path(cwd) if cwd else cwd
     if not path.startswith(("/", "~")) and cwd:
         path = cwd.rstrip("/") + "/" + path
     if path.startswith("/"):
@@ -66,6 +84,8 @@ def relativize(path: str, root: str | None, cwd: str | None = None) -> str:
 
 
 def _short_home(path: str) -> str:
+    if path[2:3] == "/" and path[1:2].isalpha():  # a drive's (/c/Users/ada/…): its home like any other
+        path = path[2:] if path[2:].startswith(_HOME_PREFIXES) else path
     for prefix in _HOME_PREFIXES:
         if path.startswith(prefix):
             rest = path[len(prefix) :]

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from rolling_graph.capture.events import bounded
 from rolling_graph.capture.tools import EDIT_TOOLS, FileEdit, parse_tool
+from rolling_graph.core.filepaths import posix_path
 from rolling_graph.probe.code_names import code_names, defined_names, file_names, frequent_names, module_paths
 from rolling_graph.store.userfile import read_regular, regular_size
 
@@ -81,7 +82,7 @@ def _edits_of(line: dict[str, Any]) -> list[Edit]:
             call = parse_tool(tool, block.get("input"))
             if isinstance(call, FileEdit) and call.file:
                 text = call.new_code()  # the new code, joined once for both
-                out.append((tool, call.file, _input_names(text), _input_mentions(call, text)))
+                out.append((tool, posix_path(call.file), _input_names(text), _input_mentions(call, text)))
     return out
 
 

@@ -20,6 +20,14 @@ def test_a_bare_file_name_stays_itself_when_the_worktree_holds_it_or_nothing_lon
     assert paths_in("Create a new helper in utils.py.", str(tmp_path)) == ["utils.py"]
 
 
+def test_a_windows_path_in_a_prompt_is_one_path_and_its_directories_are_no_names() -> None:
+    text = r"The bug is in C:\Users\Ada\Projects\Billing\proration.py, see also .\tests\test_annual.py and lib/Stripe/client.py."
+    assert paths_in(text) == [r"C:\Users\Ada\Projects\Billing\proration.py", r".\tests\test_annual.py", "lib/Stripe/client.py"]
+    labels = {label for label, _ in names_in(text)}
+    assert not labels & {"Users", "Ada", "Projects", "Billing", "Stripe"}, labels
+    assert "Stripe" in {label for label, _ in names_in("Retry the Stripe webhook.")}  # a name outside a path still is one
+
+
 def test_shouted_stop_words_and_headings_are_no_names() -> None:
     labels = {label for label, _ in names_in("## Rules\n- DO NOT touch the Stripe webhook.\n- IMPORTANT: keep it short.")}
     assert "Stripe" in labels

@@ -119,6 +119,19 @@ def test_files_a_shell_command_looks_at_are_touched_by_it() -> None:
     assert not [label for label in files if "*" in label]
 
 
+def test_a_windows_sessions_commands_are_the_same_command_in_every_worktree() -> None:
+    """On Windows the root is ``/c/Users/ada/app`` (Git Bash's form) and a command may write it
+    ``C:\\Users\\ada\\app``, ``C:/Users/ada/app`` or ``/c/Users/ada/app``: each is the worktree."""
+    doc = new_document("s")
+    doc["gate"]["root"] = "/c/Users/ada/app"
+    for i, cmd in enumerate((r"go vet C:\Users\ada\app\cmd\billing", "go vet C:/Users/ada/app/cmd/billing",
+                             "go vet c:/Users/ada/app/cmd/billing", "go vet /c/Users/ada/app/cmd/billing"), 1):
+        apply(doc, [ev(f"$ {cmd}\nall good", event="PostToolUse", tool="Bash", data={"cmd": cmd}, id=f"e{i}")])
+    labels = sorted(n["label"] for n in doc["nodes"].values() if n["kind"] == "command")
+    assert labels == ["go vet cmd/billing"], labels
+    assert all("Users" not in n["label"] for n in doc["nodes"].values()), [n["label"] for n in doc["nodes"].values()]
+
+
 def test_a_file_said_by_part_of_its_path_is_the_file_the_session_knows_not_a_second_node() -> None:
     """Claude's summary says ``strategy/session.go``, the user ``cli/strategy/session.go``, a
     command ``head strategy/session.go``: each is ``cmd/entire/cli/strategy/session.go``, which

@@ -35,6 +35,19 @@ def graph(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return doc
 
 
+def test_the_same_session_recorded_on_windows_makes_the_same_graph(graph: dict[str, Any], tmp_path: Path) -> None:
+    # cwd, tool inputs and outputs and the prompt name C:\Users\USER\src\parcel-api\billing\proration.py
+    transcript = tmp_path / "real_shape_windows.jsonl"
+    scenario_real_shape.build().on_windows("/home/USER").write(transcript)
+    assert "C:\\\\Users\\\\USER\\\\src\\\\parcel-api" in transcript.read_text(encoding="utf-8")
+    result = replay([transcript], options=ReplayOptions(probe="offline", mode="sync"), home=tmp_path / "home")
+    (windows,) = result.final_docs.values()
+    assert sorted(nodes_of(windows, "file")) == ["billing/proration.py", "billing/webhooks.py", "tests/billing/test_annual.py"]
+    assert {nid: (n["label"], n.get("facts")) for nid, n in windows["nodes"].items()} == \
+        {nid: (n["label"], n.get("facts")) for nid, n in graph["nodes"].items()}
+    assert windows["edges"] == graph["edges"]
+
+
 def nodes_of(graph: dict[str, Any], kind: str) -> dict[str, dict[str, Any]]:
     return {n["label"]: n for n in graph["nodes"].values() if n["kind"] == kind}
 
