@@ -41,6 +41,17 @@ _DEF_RE = re.compile(
     r"(?P<name>[A-Za-z_][\w.!?]*)",
     re.MULTILINE,
 )
+#: A method of Java, C#, Kotlin's and TypeScript's classes has no keyword: its modifiers, a
+#: type perhaps, its name, its parameters (``public List<Invoice> findOverdue(``,
+#: ``private async handleClick(``). One modifier at least: a call is never one.
+_METHOD_RE = re.compile(
+    r"^[ \t]*(?:@\w+(?:\([^)\n]*\))?\s+)*(?:(?:public|private|protected|internal|static|final|abstract|synchronized"
+    r"|override|virtual|async|sealed|partial|extern|unsafe|native|default)\s+)+"
+    r"(?:[\w.]+(?:<[\w<>, .?\[\]]*>)?(?:\[\])*\??\s+)?(?P<name>[A-Za-z_]\w*)\s*(?:<[^>\n]*>)?\(",
+    re.MULTILINE,
+)
+#: Rust's ``impl Type``, ``impl<T> Trait for Type<T>``: the block defines the type's methods.
+_IMPL_RE = re.compile(r"^[ \t]*(?:unsafe\s+)?impl(?:<[^>\n]*>)?\s+(?:[\w:]+(?:<[^>\n]*>)?\s+for\s+)?(?P<name>[A-Za-z_]\w*)", re.MULTILINE)
 #: Files whose words are not code names (styles, markup, prose, lock files).
 NO_NAMES = frozenset("css scss sass less html htm svg md mdx markdown rst txt lock csv jsonl".split())
 #: Identifiers that look like code names but are the language's or the shell's own.
@@ -134,8 +145,11 @@ def frequent_names(text: str, limit: int = 10) -> list[str]:
 def defined_names(text: str, limit: int = 8) -> list[str]:
     """Names a piece of code defines: functions, classes, modules (any common language)."""
     out: dict[str, None] = {}
-    for m in _DEF_RE.finditer(text):
-        name = m.group("name").rstrip(".")
+    impls = {m.start(): m.group("name") for m in _IMPL_RE.finditer(text)}  # ``impl Display for Token``: Token, not the trait
+    found = sorted([*((m.start(), m.group("name")) for m in (*_DEF_RE.finditer(text), *_METHOD_RE.finditer(text)) if m.start() not in impls),
+                    *impls.items()])
+    for _, raw in found:
+        name = raw.rstrip(".").removeprefix("self.")  # Ruby's ``def self.build``
         if len(name) >= 3 and name.lower() not in ("self", "this", "init", "main", "test") and name not in _DEF_KEYWORDS and not (name.startswith("__") and name.endswith("__")):
             out.setdefault(name, None)
         if len(out) >= limit:

@@ -196,6 +196,21 @@ def test_a_definition_is_read_past_its_modifiers_and_a_go_methods_receiver() -> 
     assert defined_names("enum class\nstruct {\n") == []
 
 
+def test_a_method_without_a_keyword_and_a_rust_impl_define_what_they_name() -> None:
+    # Java's, C#'s and TypeScript's methods have modifiers, a type and parameters, no keyword.
+    java = "public class InvoiceService {\n  private static final int LIMIT = 3;\n  public List<Invoice> findOverdue(Date d) {\n" \
+           "  @Override\n  protected void onCreate(Bundle b) {\n    System.out.println(findOverdue(d));\n"
+    assert defined_names(java) == ["InvoiceService", "findOverdue", "onCreate"]  # never a field, never a call
+    csharp = "public sealed class OrderRepo {\n    public async Task<Order?> GetOrderAsync(int id)\n    private readonly ILogger _log;\n"
+    assert defined_names(csharp) == ["OrderRepo", "GetOrderAsync"]
+    typescript = "export class PaymentGateway {\n  private async chargeCard(amount: number): Promise<void> {\n  return charge(x)\n"
+    assert defined_names(typescript) == ["PaymentGateway", "chargeCard"]
+    # Rust's `impl Trait for Type` defines the type's methods, not the trait; Ruby's `def self.x` defines x.
+    rust = "impl Display for TokenKind {}\nimpl<T: Clone> Stack<T> {\n    fn for_each(&self) {}\n}\n"
+    assert defined_names(rust) == ["TokenKind", "Stack", "for_each"]
+    assert defined_names("class Invoice < ApplicationRecord\n  def self.build_from(params)\n") == ["Invoice", "build_from"]
+
+
 def test_a_file_name_the_new_code_quotes_is_a_name_unless_a_project_file_has_it() -> None:
     # A test's fixture path and a path it feeds the code are what the next edits use again.
     code = ('test "relative path" do\n  assert to_relative_path("/home/u/project/lib/foo.ex", cwd) == "lib/foo.ex"\n'
