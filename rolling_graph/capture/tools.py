@@ -4,8 +4,8 @@
 :class:`Edit`, :class:`MultiEdit`, :class:`Write`, :class:`NotebookEdit`, :class:`Bash`,
 :class:`Search` (Grep, Glob), :class:`LS`, :class:`Task` (Task, Agent), :class:`TodoWrite`,
 :class:`TaskCreate`, :class:`TaskUpdate`, :class:`AskUserQuestion`, :class:`ExitPlanMode`,
-:class:`TaskOutput` (TaskOutput, BashOutput), or the base :class:`ToolCall` for any other
-tool — with its :class:`Result`. :data:`TOOLS` is the one switch over tool names.
+:class:`TaskOutput` (TaskOutput, BashOutput), or :class:`Other` for any other tool (an MCP
+server's, the LSP tool, WebSearch) — with its :class:`Result`. :data:`TOOLS` is the one switch over tool names.
 
 What a call says is derived from its class, in one place each: the event's text
 (:meth:`ToolCall.text`), its paths (:attr:`ToolCall.paths`) and its structured ``data``
@@ -416,7 +416,46 @@ class TaskOutput(ToolCall):
         return data
 
 
-#: Tool name → its class: the one switch over tools. Any other tool is a :class:`ToolCall`.
+#: Keys of another tool's input that name a file: an MCP server's (``relative_path``,
+#: ``uri``), the LSP tool's (``filePath``).
+_OTHER_PATH_KEYS = frozenset(("file_path", "filePath", "path", "notebook_path", "relative_path", "relativePath",
+                              "file", "filename", "fileName", "uri"))
+#: Keys of another tool's input whose value picks how it runs (``goToDefinition``), never a name.
+_OTHER_MODE_KEYS = frozenset(("operation", "action", "mode", "method", "type", "kind", "format", "output_mode", "status",
+                              "model", "language", "subagent_type", "command"))
+#: Most string values kept of another tool's input, and each one's length.
+VALUES_MAX, VALUE_MAX = 8, 300
+
+
+class Other(ToolCall):
+    """A tool this module has no class of its own for: an MCP server's, the LSP tool,
+    WebSearch, WebFetch. Its paths are the input's values under a key that names a file
+    (``file://`` dropped); its string values, bounded, are what the probe reads names from,
+    as from any other input (never its keys)."""
+
+    __slots__ = ("values",)
+
+    def _parse(self, inp: dict[str, Any], response: dict[str, Any]) -> None:
+        paths = [v.removeprefix("file://") for k, v in inp.items() if k in _OTHER_PATH_KEYS and isinstance(v, str) and v.strip()]
+        self.paths = list(dict.fromkeys(paths))[:3]
+        values: list[str] = []
+        stack: list[Any] = [v for k, v in inp.items() if k not in _OTHER_MODE_KEYS]
+        while stack and len(values) < VALUES_MAX:  # breadth first: the top level's values first
+            item = stack.pop(0)
+            if isinstance(item, str):
+                if item.strip():
+                    values.append(_cut(item, VALUE_MAX))
+            elif isinstance(item, dict):
+                stack.extend(list(item.values())[:20])
+            elif isinstance(item, list):
+                stack.extend(item[:20])
+        self.values = values
+
+    def _fields(self) -> ToolData:
+        return {"values": self.values}
+
+
+#: Tool name → its class: the one switch over tools. Any other tool is :class:`Other`.
 TOOLS: dict[str, type[ToolCall]] = {
     READ: Read, "LS": LS, "Grep": Search, "Glob": Search, "Bash": Bash,
     EDIT: Edit, MULTI_EDIT: MultiEdit, WRITE: Write, NOTEBOOK_EDIT: NotebookEdit,
@@ -428,6 +467,6 @@ EDIT_TOOLS = frozenset(name for name, cls in TOOLS.items() if issubclass(cls, Fi
 
 
 def parse_tool(name: str, tool_input: Any, response: Any = None) -> ToolCall:
-    """One tool call, typed: its tool's class (:data:`TOOLS`), or :class:`ToolCall`."""
-    return TOOLS.get(name, ToolCall)(name, tool_input, response)
+    """One tool call, typed: its tool's class (:data:`TOOLS`), or :class:`Other`."""
+    return TOOLS.get(name, Other)(name, tool_input, response)
 

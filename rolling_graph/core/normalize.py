@@ -216,7 +216,7 @@ _DATA_TEXT = frozenset(("old", "new", "pattern", "glob", "cmd", "desc", "bg", "s
 _DATA_COUNTS = frozenset(("hits", "exit"))
 #: List-valued keys whose items are rows of strings of one length.
 _DATA_ROWS = {"todos": 2, "qa": 3}
-_DATA_NAMES = frozenset(("names", "mentions"))
+_DATA_NAMES = frozenset(("names", "mentions", "values"))
 
 
 def _rows(value: object, width: int) -> list[list[str]] | None:

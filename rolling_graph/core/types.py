@@ -162,6 +162,7 @@ class ToolData(TypedDict, total=False):
     failed: bool  # any tool: the result reports a failure
     names: list[str]  # an edit: code names of its whole input (the probe's, from the transcript)
     mentions: list[str]  # an edit: every code name its whole input uses ("-name": only the replaced code has it)
+    values: list[str]  # any other tool (an MCP server's, WebSearch): its input's string values, bounded
 
 
 class PendingEvent(TypedDict):

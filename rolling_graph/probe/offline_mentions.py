@@ -38,7 +38,7 @@ from rolling_graph.capture.tools import EDIT_TOOLS, WRITE
 from rolling_graph.core.filepaths import file_id, looks_like_file
 from rolling_graph.core.ids import name_id
 from rolling_graph.probe.code_names import NO_NAMES, code_names, file_names, is_code_name, module_paths, pattern_names
-from rolling_graph.probe.offline_tools import edit_pairs, whole_text
+from rolling_graph.probe.offline_tools import edit_pairs, other_names, whole_text
 from rolling_graph.probe.proposal import Proposal, event_seq
 
 if TYPE_CHECKING:
@@ -97,6 +97,8 @@ def event_names(event: PendingEvent, typed: Callable[[str], str] = str) -> tuple
             return code_names(f"{data.get('desc', '')}\n{data.get('prompt', '')}", NAMES_PER_EVENT), set()
         if tool in _LINE_TOOLS:  # ``$ mix test test/x_test.exs``, ``Glob lib/**/*.ex``
             return code_names(_input_line(text), NAMES_PER_EVENT), set()
+        if data.get("values"):  # a tool without a class (MCP, WebSearch): its input's values, never its keys
+            return other_names(data["values"], NAMES_PER_EVENT), set()
         return [], set()  # other tools' text is their input as JSON: keys are no names
     if kind == "UserPromptSubmit":
         return code_names(typed(text), NAMES_PER_EVENT), set()

@@ -21,7 +21,7 @@ import re
 from typing import TYPE_CHECKING
 
 from rolling_graph.capture.entities import paths_in
-from rolling_graph.capture.tools import EDIT_TOOLS, MULTI_EDIT, READ, WRITE
+from rolling_graph.capture.tools import EDIT_TOOLS, MULTI_EDIT, READ, TOOLS, WRITE
 from rolling_graph.core.filepaths import file_id, looks_like_file
 from rolling_graph.probe import offline_commands as commands
 from rolling_graph.probe import offline_tasks as tasks
@@ -142,6 +142,29 @@ def _search(p: Proposal, event: PendingEvent, state: FoldState, tool: str, data:
             p.by(p.file(path), "tool", seq)
 
 
+#: Most new code names one call of another tool (an MCP server's, WebSearch) adds, as a search does.
+NAMES_PER_OTHER = 3
+
+
+def _other(p: Proposal, event: PendingEvent, data: ToolData, seq: int | None) -> None:
+    """A tool without a class of its own: the files its input names (the LSP tool's
+    ``filePath``, an MCP server's ``relative_path``), touched like a search's; the first code
+    names of its values (a symbol looked up, a query's API names)."""
+    for raw in event["paths"][:3]:
+        path = p.path(raw, event.get("cwd"))
+        if path and looks_like_file(path):
+            p.by(p.file(path), "tool", seq)
+    for name in other_names(data.get("values", []), NAMES_PER_OTHER):
+        p.by(p.node(name, "technical", "symbol"), "tool", seq)
+
+
+def other_names(values: list[str], limit: int) -> list[str]:
+    """The code names of another tool's input values; a symbol's path (``OrderService/apply``,
+    as code-navigation servers name a method) is its names."""
+    text = "\n".join(v.replace("/", " ") if " " not in v and "://" not in v and not looks_like_file(v) else v for v in values)
+    return code_names(text, limit)
+
+
 #: Tools whose failure is itself what happened (a command that failed, a background run that
 #: ended badly): the others' failed calls did nothing.
 FAILURE_IS_NEWS = frozenset({"Bash", "TaskOutput", "BashOutput"})
@@ -172,6 +195,8 @@ def fold_tool(p: Proposal, event: PendingEvent, state: FoldState) -> None:
         tasks.fold_plan(p, state, data, seq)
     elif tool in ("Task", "Agent"):
         _brief(p, data, seq)
+    elif tool not in TOOLS:  # an MCP server's, the LSP tool, WebSearch: the files and names its input says
+        _other(p, event, data, seq)
     elif tool in ("TaskOutput", "BashOutput"):
         status = data.get("status", "")
         if status in ("completed", "failed", "killed"):

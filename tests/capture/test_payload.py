@@ -18,24 +18,36 @@ from rolling_graph.capture.tools import (
     Edit,
     FileEdit,
     MultiEdit,
+    Other,
     Search,
     Task,
     TaskOutput,
-    ToolCall,
     Write,
     parse_tool,
 )
 
 
-def test_each_tool_claude_code_names_has_its_class_and_any_other_is_a_plain_call() -> None:
+def test_each_tool_claude_code_names_has_its_class_and_any_other_is_read_by_its_values() -> None:
     for name in ("Read", "Edit", "MultiEdit", "Write", "NotebookEdit", "Bash", "Grep", "Glob", "LS", "TodoWrite", "TaskCreate",
                  "TaskUpdate", "AskUserQuestion", "ExitPlanMode", "Task", "Agent", "TaskOutput", "BashOutput"):
         assert type(parse_tool(name, {}, None)) is TOOLS[name], name
     assert type(parse_tool("Agent", {})) is Task and type(parse_tool("BashOutput", {})) is TaskOutput
     assert type(parse_tool("Grep", {})) is Search and type(parse_tool("Glob", {})) is Search
     unknown = parse_tool("mcp__github__get_issue", {"issue_number": 3}, [{"type": "text", "text": "Issue 3"}])
-    assert type(unknown) is ToolCall and unknown.data() == {}
+    assert type(unknown) is Other and unknown.data() == {} and unknown.paths == []
     assert unknown.text() == ('mcp__github__get_issue {"issue_number":3}\n[{"type":"text","text":"Issue 3"}]', False)  # its input as JSON
+
+
+def test_another_tools_files_are_its_path_keys_and_its_names_come_from_its_values_never_its_keys() -> None:
+    lsp = parse_tool("LSP", {"operation": "goToDefinition", "filePath": "/home/dev/app/src/cart.ts", "line": 12, "character": 5}, "ok")
+    assert lsp.paths == ["/home/dev/app/src/cart.ts"]
+    assert lsp.data() == {"values": ["/home/dev/app/src/cart.ts"]}  # the operation picks how it runs: no name
+    symbol = parse_tool("mcp__serena__find_symbol", {"name_path": "OrderService/apply_discount", "relative_path": "src/orders.py",
+                                                     "include_body": True, "options": {"depth": 1, "within": ["billing/proration.py"]}})
+    assert symbol.paths == ["src/orders.py"]
+    assert symbol.data() == {"values": ["OrderService/apply_discount", "src/orders.py", "billing/proration.py"]}
+    resource = parse_tool("mcp__docs__read", {"uri": "file:///home/dev/app/README.md", "query": "x" * 400})
+    assert resource.paths == ["/home/dev/app/README.md"] and len(resource.data()["values"][1]) == 301  # cut, marked "…"
 
 
 def test_the_tools_that_change_a_file_are_named_once() -> None:

@@ -119,6 +119,28 @@ def test_files_a_shell_command_looks_at_are_touched_by_it() -> None:
     assert not [label for label in files if "*" in label]
 
 
+def test_a_code_navigation_tool_without_a_class_touches_the_files_and_names_it_looks_up() -> None:
+    """An MCP server's or the LSP tool's call says which file and which symbol it looks at:
+    the file is touched as a search's is, the symbol's names are the session's names."""
+    doc = apply(new_document("s"), [
+        ev("Edit src/orders.py", event="PostToolUse", tool="Edit", paths=["src/orders.py"], id="e1",
+           data={"old": "def total(self):", "new": "def total(self):\n    return apply_discount(self.lines)"}),
+        ev('mcp__serena__find_symbol {"name_path":"OrderService/apply_discount"}', event="PostToolUse", id="e2",
+           tool="mcp__serena__find_symbol", paths=["src/orders.py"], data={"values": ["OrderService/apply_discount", "src/orders.py"]}),
+        ev('LSP {"operation":"hover","filePath":"src/cart.ts"}', event="PostToolUse", tool="LSP", paths=["src/cart.ts"], id="e3",
+           data={"values": ["src/cart.ts"]}),
+        ev('WebSearch {"query":"go-git object.File IsBinary 2025"}', event="PostToolUse", tool="WebSearch", id="e4",
+           data={"values": ["go-git object.File IsBinary 2025"]}),
+    ])
+    files = {n["label"]: n["facts"] for n in doc["nodes"].values() if n["kind"] == "file"}
+    assert files["src/orders.py"]["seq"] == 2 and files["src/orders.py"]["edits"] == 1  # touched, not read
+    assert files["src/cart.ts"]["seq"] == 3 and "reads" not in files["src/cart.ts"]
+    symbols = {n["label"]: n["facts"] for n in doc["nodes"].values() if n["kind"] == "symbol"}
+    assert symbols["apply_discount"]["seq"] == 2 and symbols["OrderService"]["seq"] == 2
+    assert symbols["IsBinary"]["seq"] == 4 and "object.File" in symbols
+    assert not {"hover", "goToDefinition", "name_path", "filePath"} & set(symbols)  # never a key, never the operation
+
+
 def test_a_windows_sessions_commands_are_the_same_command_in_every_worktree() -> None:
     """On Windows the root is ``/c/Users/ada/app`` (Git Bash's form) and a command may write it
     ``C:\\Users\\ada\\app``, ``C:/Users/ada/app`` or ``/c/Users/ada/app``: each is the worktree."""
