@@ -222,6 +222,8 @@ _EXCEPTION_RES = [
     re.compile(r"panicked at (.+)"),
     # A compiler's or a linter's diagnostic at a place: Go, gcc, clang, tsc --pretty false
     re.compile(r"^\s*[\w./-]+\.\w+:\d+:\d+:\s*(.+)"),
+    # A type checker's error at a place: mypy's `a.py:41: error:`, pyright's `a.py:3:5 - error:`, tsc's `a.ts(3,5): error TS2304:`
+    re.compile(r"^\s*[\w./-]+\.\w+(?::\d+(?::\d+)?(?::| -)|\(\d+,\d+\):)\s*error\b"),
 ]
 _TEST_FAIL_RES = [
     re.compile(r"^\s*\d+\) test (.+)"),  # ExUnit
@@ -264,12 +266,13 @@ def error_line(text: str) -> str | None:
     return rest[0][:160] if rest else None
 
 
-_AT_PATH_RE = re.compile(r"^[\w./-]+/(?=[\w.-]+\.\w+:\d+:\d+:)")
+_AT_PATH_RE = re.compile(r"^[\w./-]+/(?=[\w.-]+\.\w+(?::\d+:\d+:|:\d+(?::\d+)?(?::| -)\s*error\b|\(\d+,\d+\):))")
 
 
 def _at_file(line: str) -> str:
-    """A diagnostic by its file's name (``push_common.go:33:15: undefined: X``): the
-    directories are the file node's; the label keeps room for what went wrong."""
+    """A diagnostic by its file's name (``push_common.go:33:15: undefined: X``, ``a.ts(3,5):
+    error TS2304: …``): the directories are the file node's; the label keeps room for what
+    went wrong."""
     return _AT_PATH_RE.sub("", line, count=1)
 
 

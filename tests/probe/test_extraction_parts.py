@@ -120,6 +120,15 @@ def test_an_errors_label_is_its_first_meaningful_line() -> None:
     test_build = ("Exit code 1\n# github.com/entireio/cli/cmd/e2e_test [github.com/entireio/cli/cmd/e2e_test.test]\n"
                   "cmd/e2e_test/assertions.go:117:18: assignment mismatch: 1 variable but f returns 2 values\n")
     assert out.error_line(test_build) == "assertions.go:117:18: assignment mismatch: 1 variable but f returns 2 values"
+    # A type checker's error is its diagnostic too, by its file: mypy, pyright, tsc; never a note above it.
+    mypy = "src/billing/x.py:12: note: See https://mypy.rtfd.io\nsrc/billing/x.py:10: error: Name \"y\" is not defined  [name-defined]\n"
+    assert out.error_line(mypy) == 'x.py:10: error: Name "y" is not defined [name-defined]'
+    pyright = "/home/u/app/src/a.py\n  /home/u/app/src/a.py:3:5 - error: \"foo\" is not defined (reportUndefinedVariable)\n1 error\n"
+    assert out.error_line(pyright) == 'a.py:3:5 - error: "foo" is not defined (reportUndefinedVariable)'
+    assert out.error_line("src/cart/total.ts(3,5): error TS2304: Cannot find name 'x'.\n") == "total.ts(3,5): error TS2304: Cannot find name 'x'."
+    # pytest's failing test stays the label, not the line of its assertion
+    pytest_out = "tests/test_annual.py:12: AssertionError\n=== short test summary info ===\nFAILED tests/test_annual.py::test_annual - assert 1 == 2\n"
+    assert out.error_line(pytest_out) == "FAILED tests/test_annual.py::test_annual - assert 1 == 2"
 
 
 def test_commands_are_normalised_and_classified() -> None:
