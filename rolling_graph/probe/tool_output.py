@@ -9,7 +9,7 @@ probe, never in the hook):
 * :func:`classify` — ``test`` / ``check`` (build, compile, lint, type check) / ``commit``
   / ``tracker`` (``bd``) / ``None``, and the command's *family* (``mix test``, ``pytest``)
 * :func:`test_counts` and :func:`outcome` — pass or fail, and a short result such as
-  ``2 failed of 58``, from pytest, mix, jest, vitest, cargo, go and common linters
+  ``2 failed of 58``, from pytest, mix, jest, vitest, cargo, RSpec, PHPUnit, dotnet, XCTest, go and common linters
 * :func:`error_line` — an error's first *meaningful* line: the exception, the failing test,
   never ``Error: Exit code 2``
 
@@ -144,7 +144,10 @@ def family_of(command: str) -> str:
 _COUNT_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(\d+) tests?, (\d+) failures?"), "mix"),  # ExUnit: "410 tests, 0 failures"
     (re.compile(r"Executed (\d+) tests?, with (\d+) failures?"), "mix"),  # XCTest: "Executed 12 tests, with 1 failure (0 unexpected)"
+    (re.compile(r"(\d+) examples?, (\d+) failures?"), "mix"),  # RSpec: "12 examples, 1 failure"
+    (re.compile(r"Tests: (\d+), Assertions: \d+, (?:Errors: \d+, )?Failures: (\d+)"), "mix"),  # PHPUnit, when something failed
     (re.compile(r"test result: (?:ok|FAILED)\. (\d+) passed; (\d+) failed"), "cargo"),
+    (re.compile(r"Failed:\s+(\d+), Passed:\s+(\d+), Skipped:\s+\d+, Total:\s+(\d+)"), "dotnet"),
     (re.compile(r"Tests:\s+(?:(\d+) failed, )?(?:\d+ skipped, )?(?:\d+ todo, )?(\d+) passed, (\d+) total"), "jest"),
     (re.compile(r"Tests\s+(?:(\d+) failed\s*\|\s*)?(\d+) passed(?:\s*\|\s*\d+ \w+)*\s*\((\d+)\)"), "vitest"),
 ]
@@ -164,6 +167,8 @@ def test_counts(text: str) -> tuple[int, int | None] | None:
                 failed, total = int(m.group(2)), int(m.group(1))
             elif runner == "cargo":
                 failed, total = int(m.group(2)), int(m.group(1)) + int(m.group(2))
+            elif runner == "dotnet":
+                failed, total = int(m.group(1)), int(m.group(3))
             else:
                 failed, total = int(m.group(1) or 0), int(m.group(3))
             if best is None or m.start() > best[0]:

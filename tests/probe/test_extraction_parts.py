@@ -91,6 +91,9 @@ def test_a_failed_tool_call_from_post_tool_use_failure_is_an_error_event() -> No
     ("Tests:       1 failed, 11 passed, 12 total", (1, 12)),
     (" Tests  16 passed (16)", (0, 16)),
     ("test result: FAILED. 5 passed; 2 failed; 0 ignored", (2, 7)),
+    ("Finished in 0.4 seconds (files took 1.2 seconds to load)\n12 examples, 1 failure", (1, 12)),  # RSpec
+    ("FAILURES!\nTests: 10, Assertions: 20, Failures: 1.", (1, 10)),  # PHPUnit
+    ("Failed!  - Failed:     1, Passed:    10, Skipped:     0, Total:    11, Duration: 2 s", (1, 11)),  # dotnet test
     ("compiled fine", None),
 ])
 def test_test_runner_summaries_are_counted(text: str, counts: tuple[int, int] | None) -> None:
