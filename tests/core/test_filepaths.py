@@ -42,4 +42,5 @@ def test_a_windows_sessions_file_is_keyed_relative_to_its_root_whichever_way_it_
 
 def test_claude_codes_own_files_on_windows_are_the_harness() -> None:
     assert is_harness_path(r"C:\Users\ada\.claude\plans\gentle-otter.md")
+    assert is_harness_path(r"C:\Users\ada\AppData\Local\Temp\claude-1a2b\tasks\b7x.output")
     assert not is_harness_path(r"C:\Users\ada\src\app\billing\proration.py")
