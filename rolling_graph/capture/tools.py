@@ -437,6 +437,7 @@ class Other(ToolCall):
 
     def _parse(self, inp: dict[str, Any], response: dict[str, Any]) -> None:
         paths = [v.removeprefix("file://") for k, v in inp.items() if k in _OTHER_PATH_KEYS and isinstance(v, str) and v.strip()]
+        paths = [p for p in paths if "://" not in p]  # a web page's address is no file of the project
         self.paths = list(dict.fromkeys(paths))[:3]
         values: list[str] = []
         stack: list[Any] = [v for k, v in inp.items() if k not in _OTHER_MODE_KEYS]

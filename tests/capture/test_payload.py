@@ -48,6 +48,7 @@ def test_another_tools_files_are_its_path_keys_and_its_names_come_from_its_value
     assert symbol.data() == {"values": ["OrderService/apply_discount", "src/orders.py", "billing/proration.py"]}
     resource = parse_tool("mcp__docs__read", {"uri": "file:///home/dev/app/README.md", "query": "x" * 400})
     assert resource.paths == ["/home/dev/app/README.md"] and len(resource.data()["values"][1]) == 301  # cut, marked "…"
+    assert parse_tool("mcp__fetch__get", {"uri": "https://example.com/docs/index.html"}).paths == []  # a page, no file
 
 
 def test_the_tools_that_change_a_file_are_named_once() -> None:
