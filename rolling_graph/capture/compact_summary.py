@@ -46,10 +46,8 @@ def latest_summary(transcript_path: object) -> str | None:
     for raw in reversed(tail.splitlines()):
         if b"isCompactSummary" not in raw:
             continue
-        try:
-            text = summary_text(jsonio.loads(raw))
-        except (ValueError, UnicodeDecodeError):
-            continue
-        if text is not None:
-            return text
+        for row in reversed(jsonio.documents(raw)):  # (a row appended to a line not ended: each)
+            text = summary_text(row)
+            if text is not None:
+                return text
     return None

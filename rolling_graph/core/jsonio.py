@@ -70,6 +70,33 @@ def loads(data: bytes | bytearray | str) -> Any:
     return obj
 
 
+def documents(data: bytes | bytearray | str) -> list[Any]:
+    """Every JSON document of one line, in order: usually one, but Claude Code sometimes
+    appends a row to a line it did not end (``{"type":"assistant",…}{"type":"summary",…}``).
+    Stops at the first invalid document (what came before it is kept); ``[]`` when the first
+    is invalid or the line is blank."""
+    text = data.decode("utf-8", errors="replace") if isinstance(data, (bytes, bytearray)) else data
+    try:
+        return [loads(text)]
+    except ValueError:
+        pass
+    out: list[Any] = []
+    pos = len(text) - len(text.lstrip(_WHITESPACE))
+    while pos < len(text):
+        try:
+            if _scan is None:  # pragma: no cover
+                import json
+
+                obj, end = json.JSONDecoder().raw_decode(text, pos)
+            else:
+                obj, end = _scan(text, pos)
+        except (StopIteration, RecursionError, SystemError, ValueError):
+            break
+        out.append(obj)
+        pos = end + len(text[end:]) - len(text[end:].lstrip(_WHITESPACE))
+    return out
+
+
 def deeper_than(obj: Any, limit: int) -> bool:
     """Whether ``obj`` nests lists and objects more than ``limit`` levels (walked without
     recursion, so any depth is safe to ask about)."""

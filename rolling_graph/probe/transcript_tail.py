@@ -21,11 +21,11 @@ Bounded and honest:
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
 from rolling_graph.capture.events import bounded
 from rolling_graph.capture.tools import EDIT_TOOLS, FileEdit, parse_tool
+from rolling_graph.core import jsonio
 from rolling_graph.core.filepaths import posix_path
 from rolling_graph.probe.code_names import code_names, defined_names, file_names, frequent_names, module_paths
 from rolling_graph.store.userfile import read_regular, regular_size
@@ -115,15 +115,11 @@ def read_assistant_text(path: str, offset: int, until: str | None, *, align: boo
         if end < 0:
             break  # an incomplete last line: read it next time
         raw = chunk[pos:end]
-        try:
-            line = json.loads(raw) if raw.strip() else None
-        except (ValueError, RecursionError):
-            line = None
-        if isinstance(line, dict):
-            stamp = line.get("timestamp")
-            ts = stamp if isinstance(stamp, str) else ""
-            if limit and ts and ts[:19] > limit:
-                break  # written after the moment this batch stands for
+        # (a row appended to a line Claude Code did not end: both rows)
+        rows = [(line, _stamp(line)) for line in (jsonio.documents(raw) if raw.strip() else ()) if isinstance(line, dict)]
+        if limit and any(ts and ts[:19] > limit for _, ts in rows):
+            break  # written after the moment this batch stands for: the whole line waits for the next
+        for line, ts in rows:
             if line.get("type") == "assistant" and line.get("isSidechain") is not True:
                 text = _text_of(line)
                 if text:
@@ -132,6 +128,11 @@ def read_assistant_text(path: str, offset: int, until: str | None, *, align: boo
                     edits.extend(_edits_of(line))
         pos = end + 1
     return found[-MAX_EVENTS:], start + pos
+
+
+def _stamp(line: dict[str, Any]) -> str:
+    stamp = line.get("timestamp")
+    return stamp if isinstance(stamp, str) else ""
 
 
 def attach_names(batch: list[PendingEvent], edits: list[Edit]) -> None:

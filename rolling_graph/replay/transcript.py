@@ -48,6 +48,7 @@ from pathlib import Path
 from typing import Any
 
 from rolling_graph.capture.compact_summary import blocks_text, summary_text
+from rolling_graph.core import jsonio
 
 #: CLI event names (``rgraph-hook EVENT``) by hook event name.
 CLI_EVENT: dict[str, str] = {
@@ -105,6 +106,7 @@ class ParseStats:
 
     lines: int = 0
     bad_json: int = 0
+    joined: int = 0  # lines holding more than one row (a row appended to a line not ended)
     not_object: int = 0
     unknown_type: int = 0
     sidechain: int = 0
@@ -133,14 +135,18 @@ def iter_json_lines(path: Path, stats: ParseStats | None = None) -> Iterator[tup
             if not text:
                 continue
             try:
-                obj = json.loads(text)
+                objs = [json.loads(text)]
             except (json.JSONDecodeError, RecursionError):
-                stats.bad_json += 1
-                continue
-            if not isinstance(obj, dict):
-                stats.not_object += 1
-                continue
-            yield line_no, obj
+                objs = jsonio.documents(text)  # Claude Code appends a row to a line it did not end, now and then
+                if not objs:
+                    stats.bad_json += 1
+                    continue
+                stats.joined += 1
+            for obj in objs:
+                if not isinstance(obj, dict):
+                    stats.not_object += 1
+                    continue
+                yield line_no, obj
 
 
 def is_transcript(path: Path) -> bool:

@@ -279,3 +279,12 @@ def test_a_tool_call_of_any_shape_is_handled_without_raising(tool: str, tool_inp
                "tool_name": tool, "tool_input": tool_input, "tool_response": response, "tool_use_id": "toolu_1"}
     handle_event("post-tool-use", payload, load_settings())  # the offline probe runs in-process (sync): it must not raise either
     assert SidecarStore(load_settings()).load("shapes")["nodes"] is not None
+
+
+def test_a_summary_row_appended_to_a_line_not_ended_is_the_summary(tmp_path: Path) -> None:
+    from rolling_graph.capture.compact_summary import latest_summary
+
+    transcript = tmp_path / "joined.jsonl"
+    row = {"type": "user", "isCompactSummary": True, "message": {"role": "user", "content": "We moved the queue to Kafka."}}
+    transcript.write_text(json.dumps({"type": "assistant", "message": {"content": []}}) + json.dumps(row) + "\n")
+    assert latest_summary(str(transcript)) == "We moved the queue to Kafka."

@@ -47,6 +47,14 @@ def test_invalid_documents_raise_value_error_in_a_fresh_process() -> None:
     assert out.stdout.strip() == "ValueError", out.stderr
 
 
+def test_a_line_with_rows_appended_gives_every_document_up_to_the_first_invalid_one() -> None:
+    # Claude Code now and then appends a row to a line it did not end: both rows are the transcript's.
+    assert jsonio.documents('{"type":"assistant"}{"type":"summary"}\n') == [{"type": "assistant"}, {"type": "summary"}]
+    assert jsonio.documents(b'{"a":1} [2] {broken') == [{"a": 1}, [2]]
+    assert jsonio.documents('{"a":1}') == [{"a": 1}]
+    assert jsonio.documents("{broken") == [] and jsonio.documents("   ") == []
+
+
 def test_unserialisable_values_need_a_default() -> None:
     with pytest.raises(TypeError):
         jsonio.dumps({"x": object()})

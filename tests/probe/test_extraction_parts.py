@@ -269,6 +269,19 @@ def test_the_tail_never_reads_past_the_batch_it_serves(tmp_path: Path) -> None:
     assert end < path.stat().st_size  # the incomplete line is left for later
 
 
+def test_the_tail_reads_a_row_appended_to_a_line_not_ended(tmp_path: Path) -> None:
+    path = tmp_path / "t.jsonl"
+    joined = _line("2026-11-25T21:00:01Z", "Keeping `parse_rows` as is.").rstrip("\n") + '{"type":"summary","summary":"Parser fix"}\n'
+    path.write_text(joined + _line("2026-11-25T21:00:03Z", "Then `emit_rows`."))
+    texts, _ = read_assistant_text(str(path), 0, "2026-11-25T21:00:05Z")
+    assert [t for _, t in texts] == ["Keeping `parse_rows` as is.", "Then `emit_rows`."]
+    # a line whose second row was written after the batch's moment waits, whole, for the next batch
+    late = _line("2026-11-25T21:00:01Z", "First.").rstrip("\n") + _line("2026-11-25T21:00:09Z", "Second.")
+    path.write_text(late)
+    texts, offset = read_assistant_text(str(path), 0, "2026-11-25T21:00:05Z")
+    assert texts == [] and offset == 0
+
+
 def test_assistant_text_is_merged_in_time_order_and_edit_names_reach_their_event(tmp_path: Path) -> None:
     batch = [{"id": "e7", "event": "PostToolUse", "at": "2026-11-25T21:00:04Z", "text": "", "tool": "Write", "paths": ["lib/a.py"],
               "error": False, "reasons": []}]

@@ -109,6 +109,23 @@ def test_lines_that_are_not_json_objects_are_skipped_not_fatal() -> None:
     assert stats.bad_json == 3 and stats.not_object == 2
 
 
+def test_a_row_appended_to_a_line_not_ended_is_read_with_it(tmp_path: Path) -> None:
+    """Claude Code now and then writes a row onto the end of the previous one (five lines of
+    the shared corpus: an assistant's text followed by a title summary): both rows count."""
+    base = {"sessionId": "s1", "cwd": "/r/app", "version": "2.1.0"}
+    rows = [{**base, "type": "user", "uuid": "u1", "timestamp": "2026-11-25T21:00:00Z", "message": {"role": "user", "content": "fix the parser"}},
+            {**base, "type": "assistant", "uuid": "a1", "timestamp": "2026-11-25T21:00:01Z",
+             "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Read", "input": {"file_path": "/r/app/p.py"}}]}},
+            {**base, "type": "user", "uuid": "u2", "timestamp": "2026-11-25T21:00:02Z",
+             "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "x = 1"}]}}]
+    path = tmp_path / "joined.jsonl"
+    path.write_text(json.dumps(rows[0]) + "\n" + json.dumps(rows[1]) + json.dumps(rows[2]) + "\n", encoding="utf-8")
+    stats = ParseStats()
+    events = list(parse_transcript(path, stats=stats))
+    assert [e.hook_event_name for e in events if e.hook_event_name in ("UserPromptSubmit", "PostToolUse")] == ["UserPromptSubmit", "PostToolUse"]
+    assert stats.joined == 1 and stats.bad_json == 0
+
+
 def test_orphan_duplicate_and_unanswered_tool_calls_fire_nothing() -> None:
     stats = ParseStats()
     events = list(parse_transcript(TRANSCRIPTS / "odd_orphans.jsonl", stats=stats))
