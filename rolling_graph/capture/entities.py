@@ -182,7 +182,7 @@ def names_in(text: str, *, caps: bool = True) -> list[tuple[str, NodeKind]]:
         if sent.startswith("#"):
             continue  # a Markdown heading ("## Rules") names a section, not a thing
         for m in _CAPS_RE.finditer(sent):
-            if _in_path(sent, m.start(), m.end()):
+            if sent[m.start() - 1 : m.start()] in _SEPARATORS or sent[m.end() : m.end() + 1] in _SEPARATORS:
                 continue  # a directory of a path (C:\Users\ada\Projects\app, /srv/Billing/x.py), not a name
             raw = m.group(0).split()
             # "DO NOT", "IMPORTANT": a stop word shouted is still a stop word
@@ -201,18 +201,6 @@ def names_in(text: str, *, caps: bool = True) -> list[tuple[str, NodeKind]]:
 
 #: Path separators (an empty slice is in no tuple: the text's ends are not separators).
 _SEPARATORS = ("/", "\\")
-
-
-def _in_path(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]`` is a part of a path: a separator touches it and the
-    whitespace-delimited token around it has two separators or names a file. "Redis/Postgres"
-    is two names; ``lib/Stripe/client.py`` and ``C:\\Users\\Ada`` are paths."""
-    if text[start - 1 : start] not in _SEPARATORS and text[end : end + 1] not in _SEPARATORS:
-        return False
-    left = max(text.rfind(c, 0, start) for c in " \n\t") + 1
-    right = min((i for i in (text.find(c, end) for c in " \n\t") if i >= 0), default=len(text))
-    token = text[left:right].strip("`'\"()[]{},;:.!?")
-    return token.count("/") + token.count("\\") >= 2 or looks_like_file(token.replace("\\", "/"))
 
 
 def _looks_like_name(word: str) -> bool:

@@ -26,7 +26,6 @@ def test_a_windows_path_in_a_prompt_is_one_path_and_its_directories_are_no_names
     labels = {label for label, _ in names_in(text)}
     assert not labels & {"Users", "Ada", "Projects", "Billing", "Stripe"}, labels
     assert "Stripe" in {label for label, _ in names_in("Retry the Stripe webhook.")}  # a name outside a path still is one
-    assert {"Redis", "Postgres"} <= {label for label, _ in names_in("Should the cache use Redis/Postgres here?")}  # two names
 
 
 def test_shouted_stop_words_and_headings_are_no_names() -> None:
