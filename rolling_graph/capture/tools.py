@@ -418,8 +418,7 @@ class TaskOutput(ToolCall):
 
 #: Keys of another tool's input that name a file: an MCP server's (``relative_path``,
 #: ``uri``), the LSP tool's (``filePath``).
-_OTHER_PATH_KEYS = frozenset(("file_path", "filePath", "path", "notebook_path", "relative_path", "relativePath",
-                              "file", "filename", "fileName", "uri"))
+_OTHER_PATH_KEYS = frozenset((*PATH_KEYS, "filePath", "relative_path", "relativePath", "file", "filename", "fileName", "uri"))
 #: Keys of another tool's input whose value picks how it runs (``goToDefinition``), never a name.
 _OTHER_MODE_KEYS = frozenset(("operation", "action", "mode", "method", "type", "kind", "format", "output_mode", "status",
                               "model", "language", "subagent_type", "command"))

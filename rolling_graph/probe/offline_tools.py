@@ -150,8 +150,8 @@ def _other(p: Proposal, event: PendingEvent, data: ToolData, seq: int | None) ->
     """A tool without a class of its own: the files its input names (the LSP tool's
     ``filePath``, an MCP server's ``relative_path``), touched like a search's; the first code
     names of its values (a symbol looked up, a query's API names)."""
-    for raw in event["paths"][:3]:
-        path = p.path(raw, event.get("cwd"))
+    for raw in event["paths"][:3]:  # (already relative to the root: the gate settled them)
+        path = p.path(raw)
         if path and looks_like_file(path):
             p.by(p.file(path), "tool", seq)
     for name in other_names(data.get("values", []), NAMES_PER_OTHER):

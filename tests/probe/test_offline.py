@@ -127,8 +127,8 @@ def test_a_code_navigation_tool_without_a_class_touches_the_files_and_names_it_l
            data={"old": "def total(self):", "new": "def total(self):\n    return apply_discount(self.lines)"}),
         ev('mcp__serena__find_symbol {"name_path":"OrderService/apply_discount"}', event="PostToolUse", id="e2",
            tool="mcp__serena__find_symbol", paths=["src/orders.py"], data={"values": ["OrderService/apply_discount", "src/orders.py"]}),
-        ev('LSP {"operation":"hover","filePath":"src/cart.ts"}', event="PostToolUse", tool="LSP", paths=["src/cart.ts"], id="e3",
-           data={"values": ["src/cart.ts"]}),
+        ev('LSP {"operation":"hover","filePath":"cart.ts"}', event="PostToolUse", tool="LSP", paths=["src/cart.ts"], id="e3",
+           cwd="src", data={"values": ["cart.ts"]}),  # the gate made the path relative to the root already
         ev('WebSearch {"query":"go-git object.File IsBinary 2025"}', event="PostToolUse", tool="WebSearch", id="e4",
            data={"values": ["go-git object.File IsBinary 2025"]}),
     ])
