@@ -192,6 +192,13 @@ def module_paths(text: str, limit: int = 12) -> list[str]:
     return list(out)
 
 
+def other_names(values: list[str], limit: int) -> list[str]:
+    """The code names of another tool's input values (an MCP server's, WebSearch's); a
+    symbol's path (``OrderService/apply``, as code-navigation servers name a method) is its names."""
+    text = "\n".join(v.replace("/", " ") if " " not in v and "://" not in v and not looks_like_file(v) else v for v in values)
+    return code_names(text, limit)
+
+
 def pattern_names(pattern: str) -> list[str]:
     """The names a Grep pattern searches for: ``TranscriptRenderer\\.render\\b`` →
     ``TranscriptRenderer.render``; alternations split; regex syntax dropped."""

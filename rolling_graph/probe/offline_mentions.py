@@ -37,8 +37,16 @@ from typing import TYPE_CHECKING
 from rolling_graph.capture.tools import EDIT_TOOLS, WRITE
 from rolling_graph.core.filepaths import file_id, looks_like_file
 from rolling_graph.core.ids import name_id
-from rolling_graph.probe.code_names import NO_NAMES, code_names, file_names, is_code_name, module_paths, pattern_names
-from rolling_graph.probe.offline_tools import edit_pairs, other_names, whole_text
+from rolling_graph.probe.code_names import (
+    NO_NAMES,
+    code_names,
+    file_names,
+    is_code_name,
+    module_paths,
+    other_names,
+    pattern_names,
+)
+from rolling_graph.probe.offline_tools import edit_pairs, whole_text
 from rolling_graph.probe.proposal import Proposal, event_seq
 
 if TYPE_CHECKING:

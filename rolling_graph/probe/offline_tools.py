@@ -32,6 +32,7 @@ from rolling_graph.probe.code_names import (
     frequent_names,
     is_code_name,
     is_private_helper,
+    other_names,
     pattern_names,
     quoted_names,
 )
@@ -156,13 +157,6 @@ def _other(p: Proposal, event: PendingEvent, data: ToolData, seq: int | None) ->
             p.by(p.file(path), "tool", seq)
     for name in other_names(data.get("values", []), NAMES_PER_OTHER):
         p.by(p.node(name, "technical", "symbol"), "tool", seq)
-
-
-def other_names(values: list[str], limit: int) -> list[str]:
-    """The code names of another tool's input values; a symbol's path (``OrderService/apply``,
-    as code-navigation servers name a method) is its names."""
-    text = "\n".join(v.replace("/", " ") if " " not in v and "://" not in v and not looks_like_file(v) else v for v in values)
-    return code_names(text, limit)
 
 
 #: Tools whose failure is itself what happened (a command that failed, a background run that
