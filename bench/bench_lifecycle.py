@@ -1,5 +1,6 @@
 """Latency of the lifecycle hooks (SessionStart, PreCompact, SessionEnd) with the warm graph
 on, as ratios to a bare interpreter. The issue's bar: the same as the other hooks (≤ 3×).
+Each is started as Claude Code starts it: ``plugin/hooks/run EVENT``.
 
     python bench/bench_lifecycle.py [--nodes 2000] [--runs 15]
 
@@ -21,12 +22,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -34,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_hook import _run, build_graph  # noqa: E402
+from bench_hook import LAUNCHER, _run, build_graph, hook_env, wait_for_detached  # noqa: E402
 
 from rolling_graph.core.clock import iso, utcnow
 from rolling_graph.core.config import load_settings  # noqa: E402
@@ -42,18 +40,6 @@ from rolling_graph.store.project import project_root  # noqa: E402
 from rolling_graph.store.sidecar import SidecarStore  # noqa: E402
 from rolling_graph.warm.snapshot import MAX_EDGES, MAX_NODES  # noqa: E402
 from rolling_graph.warm.snapshot_write import write_snapshot  # noqa: E402
-
-#: The detached processes the hooks start: probes (python -m) and the warm worker (a command).
-DETACHED = "rolling_graph.probe.runner|rgraph-worker"
-
-
-def wait_for_detached(timeout_s: float = 30.0) -> None:
-    """Until no probe or reconcile worker started by a hook is still running."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if subprocess.run(["pgrep", "-f", DETACHED], stdout=subprocess.DEVNULL).returncode != 0:
-            return
-        time.sleep(0.02)
 
 
 def snapshot_for(home: Path, project: str, sid: str) -> None:
@@ -78,9 +64,8 @@ def main() -> int:
     home = Path(tempfile.mkdtemp(prefix="rgraph-bench-life-"))
     cwd = tempfile.mkdtemp(prefix="rgraph-bench-project-")
     project = project_root(cwd)
-    hook = str(Path(sys.executable).with_name("rgraph-hook"))
-    env = dict(os.environ, ROLLING_GRAPH_HOME=str(home), ROLLING_GRAPH_PROBE="offline", ROLLING_GRAPH_WARM="on",
-               ROLLING_GRAPH_DSN="host=/nonexistent-rgraph-bench port=1 connect_timeout=1")
+    env = hook_env(home, ROLLING_GRAPH_WARM="on", ROLLING_GRAPH_DSN="host=/nonexistent-rgraph-bench port=1 connect_timeout=1")
+    hook = LAUNCHER
     sid = "bench-life"
     _run([hook, "session-start"], json.dumps({"session_id": sid, "cwd": cwd, "source": "startup"}).encode(), env)
     build_graph(home, sid, args.nodes, str(project))

@@ -357,6 +357,9 @@ def entry() -> None:
         sys.stdout.flush()
         sys.stderr.flush()
         detach.run_deferred()
+        codecache = sys.modules.get("rolling_graph.store.codecache")
+        if codecache is not None:  # installed by rgraph-hook: add what this event imported anew
+            codecache.save()
     except Exception:
         _log_failure("spawn")
     finally:
@@ -376,7 +379,9 @@ def main(argv: list[str] | None = None) -> int:
     event = args[0]
     from rolling_graph.store import files as sidecar_files
 
-    sidecar_files.WRITE_BRANCHES = False  # the branch cache of a graph this process writes: the detached writers' job
+    # The branch cache of a graph this process writes, and its read cache's shared strings: the
+    # detached writers' job.
+    sidecar_files.WRITE_BRANCHES = sidecar_files.SHARE_CACHE_VALUES = False
     try:
         payload = parse_input(sys.stdin.buffer.read(MAX_INPUT + 1))
         validate_session_id(payload["session_id"])

@@ -263,7 +263,8 @@ def test_every_dynamic_import_names_its_module(graph: dict[str, Module]) -> None
 #: annotations behind ``TYPE_CHECKING = False``. Adding a module here costs every such event.
 _EVERY_EVENT = {"rolling_graph", "hook", "capture", "capture.payload", "capture.text", "core", "core.config", "core.errors", "core.clock", "core.ids", "core.model", "core.normalize",
                 "core.jsonio", "store", "store.atomic", "store.journal", "store.sidecar", "store.files", "store.repair", "core.detach",
-                "render", "render.inject", "warm", "warm.hook_side", "store.shape"}
+                "render", "render.inject", "warm", "warm.hook_side", "store.shape",
+                "store.codecache"}  # rgraph-hook installs it first (the test's hooks run without it)
 #: An event turned into a pending event, and judged.
 _GATED = {"capture.events", "capture.gate", "store.index", "core.ledger", "core.filepaths"}
 _RENDERED = {"core.adjacency", "render.lod", "safety", "safety.sanitize", "core.lazyre", "core.focus", "core.decay", "core.weights",

@@ -22,6 +22,9 @@ if TYPE_CHECKING:
 
 #: Background work (probes, reconciliation) yields the CPU to the user's session.
 NICENESS = 10
+#: ``signal.SIGTERM``: 15 wherever ``posix_spawn`` is (POSIX fixes it, ``kill -15``). Importing
+#: :mod:`signal` builds its enums, a millisecond of the hook that starts a probe.
+SIGTERM = 15
 
 
 def lower_priority() -> None:
@@ -65,11 +68,9 @@ def spawn_detached(command: list[str], args: list[str], log_path: Path | str, en
             (os.POSIX_SPAWN_OPEN, 1, log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
             (os.POSIX_SPAWN_DUP2, 1, 2),
         ]
-        import signal
-
         # SIGTERM back to its default: a background hook (hooks/run) ignores it, and the
         # disposition would be inherited.
-        return os.posix_spawn(argv[0], argv, child_env, file_actions=actions, setsid=True, setsigdef=(signal.SIGTERM,))
+        return os.posix_spawn(argv[0], argv, child_env, file_actions=actions, setsid=True, setsigdef=(SIGTERM,))
     import subprocess  # pragma: no cover - platforms without posix_spawn
 
     with open(log, "ab") as fh:  # pragma: no cover

@@ -10,8 +10,6 @@ After a compaction, on resume or at startup the ledger is reset and the full blo
 
 from __future__ import annotations
 
-import zlib
-
 from rolling_graph.core.model import INTENT_KINDS
 
 TYPE_CHECKING = False
@@ -29,6 +27,8 @@ def fingerprint(nid: str, doc: GraphDoc, adj: Adjacency) -> str:
     n = doc["nodes"][nid]
     links = sorted(f"{d}{v}:{o}" for v, o, d in adj.get(nid, ()) if v in MEANINGFUL)
     raw = "|".join([n["kind"], n["label"], n.get("summary", ""), n.get("superseded_by", ""), *links])
+    import zlib  # here: a tool result's hook, which never fingerprints, does not load it
+
     return format(zlib.crc32(raw.encode("utf-8")), "08x")
 
 

@@ -64,3 +64,11 @@ def test_detached_work_can_be_stopped_although_its_hook_ignores_sigterm(tmp_path
         time.sleep(0.05)
     ignored = int(report.read_text().split()[1], 16)
     assert not ignored & (1 << (signal.SIGTERM - 1))
+
+
+def test_the_signal_a_detached_child_gets_back_is_sigterm() -> None:
+    import signal
+
+    from rolling_graph.core import detach
+
+    assert detach.SIGTERM == signal.SIGTERM

@@ -213,6 +213,24 @@ def test_the_graph_cache_holds_the_graph_with_equal_strings_stored_once() -> Non
     assert a["domain"] is b["domain"] and a["last_activated"] is b["last_activated"]
 
 
+def test_the_hook_process_writes_the_graph_cache_without_sharing_and_it_still_serves_reads(monkeypatch: pytest.MonkeyPatch) -> None:
+    import marshal
+
+    from rolling_graph.store import files as sidecar_files
+    from rolling_graph.store import graph_cache
+
+    monkeypatch.setattr(sidecar_files, "SHARE_CACHE_VALUES", False)  # as rolling_graph.hook.main sets it
+    monkeypatch.setattr(graph_cache, "shared_values", lambda value: pytest.fail("shared in the hook process"))
+    store = _store()
+    store.apply_ops("s1", [op for name in ("PostgreSQL", "Redis") for op in _add_node_ops(name)], kind="patch", rationale="r1")
+    graph = json.loads(store.graph_path("s1").read_text())
+    _, _, cached = marshal.loads(Path(store.files.path("s1", "graph.cache")).read_bytes())
+    assert cached == graph
+    real = sidecar_files.read_json
+    monkeypatch.setattr(sidecar_files, "read_json", lambda path: pytest.fail("parsed") if path == str(store.graph_path("s1")) else real(path))
+    assert store.load("s1")["nodes"]["redis"]["label"] == "Redis"
+
+
 def test_a_graph_file_replaced_behind_the_caches_back_is_read_from_the_file() -> None:
     from rolling_graph.store.atomic import write_atomic
 
