@@ -29,6 +29,21 @@ _CAPS_RE = lazy(r"\b[A-Z][a-zA-Z0-9+#.]*[a-zA-Z0-9+#](?:\s+[A-Z][a-zA-Z0-9+#]+)*
 _WORD_RE = lazy(r"[a-z0-9][a-z0-9+#.-]*")
 _TECH_WORD_RE = lazy(r"(?<![\w/.-])[A-Za-z0-9][A-Za-z0-9+#]*(?![\w/-])")
 _SENTENCE_RE = lazy(r"(?<=[.!?;])\s+|\n+")
+#: Letters of scripts written without spaces between words (Chinese, Japanese, Thai), Korean
+#: (whose particles join the word before: ``parseConfig를``), and full-width forms and CJK
+#: punctuation. To a regular expression they are word characters, so a name or path written
+#: against them (``config.tsのloadConfig関数``) has no word boundary and was never found.
+_SPACELESS_RE = lazy("[\u0e00-\u0eff\u1100-\u11ff\u3000-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff00-\uffef\U00020000-\U0003ffff]+")
+#: Their sentence ends as ours, with the space after them our sentences are split at.
+_CJK_STOPS = str.maketrans({"。": ". ", "！": "! ", "？": "? ", "；": "; ", "．": ". "})
+#: Function words of German, the one language that capitalises its nouns: a text with two
+#: of them is German, and its capitalised words (``Funktion``, ``Die Datenbank Verbindung``)
+#: are nouns, not names. (Words English shares, such as "die" and "mit", are left out.)
+_GERMAN = frozenset(
+    """der das und ist nicht für auf eine einen einem einer dem ich wir bitte auch oder wenn noch dann kann soll
+    muss wird sind werden haben ein im zum zur diese dieser dieses aber nur alle wie warum weil dass schon hier
+    jetzt gibt keine kein sollte würde""".split()
+)
 
 #: Capitalised words that are not names.
 _STOP = frozenset(
@@ -111,9 +126,23 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_RE.split(text) if s and s.strip()]
 
 
+def words_apart(text: str) -> str:
+    """``text`` with each run of letters of the scripts that write no spaces between words
+    (:data:`_SPACELESS_RE`) as a comma between spaces, so that the names and paths written against
+    them stand apart and two names a run separates are never read as one (``OrderServiceとRedis``);
+    their full stops as ours. As it is when ASCII."""
+    return text if text.isascii() else _SPACELESS_RE.sub(" , ", text.translate(_CJK_STOPS))
+
+
+def _german(text: str) -> bool:
+    return len(_GERMAN.intersection(text.lower().split())) >= 2
+
+
 def paths_in(text: str, cwd: str | None = None) -> list[str]:
     """File paths in free text. A file name with a space (``módulo uno.py``) is one path when
-    quoted in backticks, or when ``cwd`` holds it: never the phantom ``uno.py``."""
+    quoted in backticks, or when ``cwd`` holds it: never the phantom ``uno.py``. A path written
+    against Chinese, Japanese or Korean text (``src/app.pyを``) is found (:func:`words_apart`)."""
+    text = words_apart(text)
     found = []
     spans: list[tuple[int, int]] = []
     for m in _CODE_RE.finditer(text):
@@ -159,8 +188,12 @@ def names_in(text: str, *, caps: bool = True) -> list[tuple[str, NodeKind]]:
     """Named things in free text as ``(label, kind)``; files are left to :func:`paths_in`.
 
     ``caps=False`` leaves out capitalised words (the weakest evidence of a name): for text
-    that is not the user's own, such as a compaction summary or the assistant's notes.
+    that is not the user's own, such as a compaction summary or the assistant's notes. A German
+    sentence's capitalised words are its nouns, and are left out too; a name written against
+    Chinese, Japanese or Korean text is found (:func:`words_apart`).
     """
+    text = words_apart(text)
+    caps = caps and not _german(text)
     out: dict[str, tuple[str, NodeKind]] = {}
 
     def put(label: str, kind: NodeKind) -> None:

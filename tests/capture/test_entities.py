@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rolling_graph.capture.entities import names_in, negated_terms, opens_with_correction, paths_in, statement
+from rolling_graph.capture.entities import (
+    names_in,
+    negated_terms,
+    opens_with_correction,
+    paths_in,
+    statement,
+    words_apart,
+)
 
 
 def test_a_file_name_with_a_space_is_one_path_never_a_phantom_tail(tmp_path: Path) -> None:
@@ -50,3 +57,36 @@ def test_statements_are_plain_sentences() -> None:
     assert statement("We decided: the cache is Redis, not memcached.") == "The cache is Redis, not memcached"
     assert statement("Let's go with PostgreSQL for the orders table, not SQLite.") == "Use PostgreSQL for the orders table, not SQLite"
     assert statement("let's rename it to steps_count, since it counts steps") == "Rename it to steps_count"
+
+
+def test_names_and_paths_written_against_chinese_japanese_or_korean_text_are_found() -> None:
+    # These scripts put no space between a word and the name beside it: to a regular
+    # expression the name had no word boundary, and none of these was found.
+    cases = {
+        "请修复parseConfig函数在src/config.ts里的错误，测试TestLoadConfig失败了": ({"parseConfig", "TestLoadConfig"}, ["src/config.ts"]),
+        "config.tsのloadConfig関数を直してください。TestLoadConfigが失敗します": ({"loadConfig", "TestLoadConfig"}, ["config.ts"]),
+        "parse_config를 수정해줘. src/app.py파일을 확인해": ({"parse_config"}, ["src/app.py"]),
+    }
+    for text, (names, paths) in cases.items():
+        assert names <= {label for label, _ in names_in(text)}, text
+        assert paths_in(text) == paths, text
+
+
+def test_two_names_a_run_of_cjk_text_separates_stay_two() -> None:
+    labels = {label for label, _ in names_in("OrderServiceとStripeを使います。Redisにします")}
+    assert {"OrderService", "Stripe", "Redis"} <= labels
+    assert not [label for label in labels if " " in label], labels
+
+
+def test_text_without_those_scripts_is_read_as_it_is() -> None:
+    for text in ("We chose Redis for the OrderService.", "Déjà vu: módulo uno.py — “quoted” names", "Почини parse_config в config.py"):
+        assert words_apart(text) == text
+    assert {label for label, _ in names_in("Почини parse_config в config.py")} == {"parse_config"}
+
+
+def test_a_german_prompts_nouns_are_no_names_but_its_code_and_tools_are() -> None:
+    text = "Bitte ändere die Funktion berechneSumme in rechnung.py, der Test TestRechnung schlägt fehl. Die Datenbank Verbindung ist langsam, wir nutzen Redis."
+    labels = {label for label, _ in names_in(text)}
+    assert {"berechneSumme", "TestRechnung", "Redis"} <= labels
+    assert not labels & {"Funktion", "Test", "Test TestRechnung", "Die Datenbank Verbindung", "Datenbank Verbindung", "Bitte"}, labels
+    assert "Stripe" in {label for label, _ in names_in("The Stripe webhook retries die after three attempts.")}  # English stays English

@@ -362,3 +362,13 @@ def test_a_passing_lint_does_not_settle_a_failing_test_run_of_the_same_task_runn
     apply(doc, [ev("$ mise run test\nok  \tentire.io/cli\t2.0s", event="PostToolUse", tool="Bash", data={"cmd": "mise run test"}, id="e4")])
     assert [n for n in doc["nodes"].values() if n["kind"] == "error"][0]["facts"]["state"] == "resolved"
     assert doc["nodes"]["mise-run-test"]["facts"]["outcome"] == "pass"
+
+
+def test_a_japanese_prompt_names_the_code_and_the_file_it_is_about() -> None:
+    from rolling_graph.capture.entities import paths_in
+
+    text = "src/config.tsのloadConfig関数を直してください。TestLoadConfigが失敗します"
+    doc = apply(new_document("s"), [ev(text, paths=paths_in(text))])
+    labels = {node["label"]: node["kind"] for node in doc["nodes"].values()}
+    assert labels.get("loadConfig") == "symbol" and labels.get("TestLoadConfig") == "symbol", labels
+    assert "src/config.ts" in {node.get("facts", {}).get("path", node["label"]) for node in doc["nodes"].values() if node["kind"] == "file"}, labels
