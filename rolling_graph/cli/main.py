@@ -154,6 +154,9 @@ def doctor(
         rows.append(("state directory", False, f"{settings.home}: {exc}"))
     rows += _plugin_checks()
     rows.append(_state_dir_check(settings.home_dir))
+    from rolling_graph.store import codecache
+
+    rows.append(("hook code cache", True, codecache.describe()))
     rows += probe_doctor(settings, check_network=network)
     rows += reconcile_cli.doctor_report(settings, deep=deep)
     table = Table(title="rgraph doctor", title_justify="left")

@@ -181,6 +181,30 @@ def _entry_of(name: str, module: ModuleType) -> Entry | None:
     return (spec.submodule_search_locations is not None, origin, signature, marshal.dumps(code))
 
 
+def package_dir() -> str:
+    """The directory of the package this module belongs to (the install the cache is keyed by)."""
+    return os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def describe(env: dict[str, str] | os._Environ[str] | None = None) -> str:
+    """What ``rgraph doctor`` says of this install's cache: off, not written yet, or how many
+    modules it holds and how many of them a hook would take from it now."""
+    env = os.environ if env is None else env
+    if env.get("ROLLING_GRAPH_CODE_CACHE", "").lower() in OFF:
+        return "off (ROLLING_GRAPH_CODE_CACHE): hooks import their modules one by one"
+    path = cache_path(package_dir(), env)
+    if not os.path.exists(path):
+        return f"not written yet: the next hook event writes {path}"
+    entries = read(path)
+    if not entries:
+        return f"{path} is not this Python's or not yours: ignored, and rewritten by the next hook event"
+    current = sum(1 for entry in entries.values() if _signature(entry[1]) == entry[2])
+    return f"{len(entries)} modules, {current} current (the rest are imported anew and rewritten): {path}"
+
+
+#: Values of ``ROLLING_GRAPH_CODE_CACHE`` that turn the cache off.
+OFF = ("off", "0", "false", "no")
+
 _installed: CodeCache | None = None
 
 
@@ -189,10 +213,10 @@ def install(env: dict[str, str] | os._Environ[str] | None = None) -> CodeCache |
     installed cache, or None when turned off. Never raises."""
     global _installed
     env = os.environ if env is None else env
-    if _installed is not None or env.get("ROLLING_GRAPH_CODE_CACHE", "").lower() in ("off", "0", "false", "no"):
+    if _installed is not None or env.get("ROLLING_GRAPH_CODE_CACHE", "").lower() in OFF:
         return _installed
     try:
-        path = cache_path(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), env)
+        path = cache_path(package_dir(), env)
         cache = CodeCache(path, read(path))
     except Exception:
         return None

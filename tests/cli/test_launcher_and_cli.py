@@ -131,6 +131,8 @@ def test_doctor_reports_settings_state_directory_and_backends(isolated_home: Pat
     assert "state directory" in result.output and str(isolated_home) in result.output
     assert "hook command" in result.output
     assert "offline" in result.output  # ROLLING_GRAPH_PROBE=offline in the tests
+    [cache] = [line for line in result.output.splitlines() if line.startswith("│ hook code cache")]
+    assert "not written yet" in cache
     [warm] = [line for line in result.output.splitlines() if line.startswith("│ warm database")]
     assert "│ no │" in warm and "cannot connect to the warm graph" in warm and "check the DSN (ROLLING_GRAPH_DSN" in warm
     assert result.exit_code == 1, "a failing database check is a failing doctor"

@@ -204,3 +204,22 @@ def test_the_hook_process_serves_every_module_of_ours_but_the_two_it_imports_fir
     assert {"rolling_graph.hook", "rolling_graph.capture.tools", "rolling_graph.store.sidecar"} <= set(entries)
     assert "rolling_graph.store.codecache" not in entries  # imported before the cache is installed
     assert not (home / "logs" / "hook.log").exists()
+
+
+def test_doctor_says_what_the_cache_holds(tmp_path: Path) -> None:
+    env = {"ROLLING_GRAPH_HOME": str(tmp_path)}
+    assert codecache.describe(env).startswith("not written yet")
+    assert codecache.describe({**env, "ROLLING_GRAPH_CODE_CACHE": "off"}).startswith("off")
+    path = Path(codecache.cache_path(codecache.package_dir(), env))
+    path.parent.mkdir(parents=True)
+    clock = Path(codecache.package_dir()) / "core" / "clock.py"
+    st = clock.stat()
+    import marshal
+
+    entries = {"rolling_graph.core.clock": (False, str(clock), (st.st_ino, st.st_size, st.st_mtime_ns), marshal.dumps(compile("", str(clock), "exec"))),
+               "rolling_graph.core.gone": (False, str(clock.with_name("gone.py")), (1, 2, 3), b"")}
+    path.write_bytes(marshal.dumps((codecache.TAG, codecache._magic(), entries)))
+    path.chmod(0o600)
+    assert codecache.describe(env).startswith("2 modules, 1 current")
+    path.write_bytes(b"junk")
+    assert "ignored" in codecache.describe(env)
