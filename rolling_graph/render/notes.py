@@ -247,10 +247,16 @@ def _said(prompt: str, name: str) -> bool:
     at = prompt.find(name)
     while at >= 0:
         before = prompt[at - 1] if at else " "
-        if not (before.isalnum() or before in "_-.") and (at + len(name) == len(prompt) or not (prompt[at + len(name)].isalnum() or prompt[at + len(name)] in "_-")):
+        if not (_word_char(before) or before in "_-.") and (at + len(name) == len(prompt) or not (_word_char(prompt[at + len(name)]) or prompt[at + len(name)] in "_-")):
             return True
         at = prompt.find(name, at + 1)
     return False
+
+
+def _word_char(c: str) -> bool:
+    """A letter or digit of a script that spaces its words: Chinese, Japanese and Korean write
+    a file's name against the next word (``config.tsのエラー``), which is no part of the name."""
+    return c.isalnum() and c < "\u0500"
 
 
 def prompt_notes(counters: Counters, prompt: str, notes: dict[str, Any], settings: RenderSettings, budget_chars: int) -> str:

@@ -127,6 +127,10 @@ def _map(index: Mapping[str, Any] | None, key: str) -> Mapping[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+_WORD = r"0-9a-z_\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff-"
+_BESIDE, _AFTER = rf"(?<![{_WORD}])", rf"(?![{_WORD}])"
+
+
 def names(low: str, nid: str, label: str) -> bool:
     """Does lowercased text name this node: its label as a whole word (or any long label
     as a substring), or its id? Cheap substring tests first; a regex only if they pass."""
@@ -135,7 +139,10 @@ def names(low: str, nid: str, label: str) -> bool:
             return True
         import re
 
-        if re.search(r"(?<![\w-])" + re.escape(label) + r"(?![\w-])", low):
+        # A word character beside it is a letter, digit or "_" of a script that spaces its words
+        # (ASCII, Latin): Chinese, Japanese and Korean write a name against the next word
+        # (``config.tsのエラー``), and are no part of it.
+        if re.search(_BESIDE + re.escape(label) + _AFTER, low):
             return True
     return len(nid) >= 4 and nid in low
 

@@ -137,6 +137,10 @@ def test_a_prompt_gets_the_notes_of_the_files_it_names_as_a_whole() -> None:
     assert told("why does workflow_test.py fail?") == ["src/workflow_test.py"]
     assert told("look at hooks.py") == ["src/b/hooks.py"]  # a name three files share: the best-known one
     assert told("look at src/a/hooks.py") == ["src/a/hooks.py"]  # a path names its file, not its namesakes
+    # Written against Japanese, Chinese or Korean text (no space before the next word): still named.
+    assert told("workflow_test.pyが失敗する理由は?") == ["src/workflow_test.py"]
+    assert told("请看src/a/hooks.py的错误") == ["src/a/hooks.py"]
+    assert told("manual_workflow_test.py를 봐줘") == []
 
 
 # -- through the hook, from the project's snapshot file ------------------------------------

@@ -145,3 +145,13 @@ def test_an_error_this_sessions_own_tool_output_showed_is_no_news_at_the_next_pr
     order, _ = delta_order(build_index(doc), {"seq": 0, "told": {}, "owed": []})
     assert "err-seen" not in order
     assert {"err-earlier", "err-reported"} <= set(order)
+
+
+def test_a_prompt_names_a_node_written_against_cjk_text_but_not_inside_a_longer_word() -> None:
+    from rolling_graph.store.index import names
+
+    assert names("config.tsのloadconfigがエラーになる", "load-config", "loadconfig")
+    assert names("请修复loadconfig函数", "load-config", "loadconfig")
+    assert not names("reloadconfig is slow", "load-config", "loadconfig")
+    assert not names("la caféteria", "caf-x", "caf")
+    assert not names("перезагрузкаloadconfig", "load-config-x", "loadconfig")
