@@ -51,11 +51,25 @@ def slugify(label: str) -> str:
     """Stable node id from a label: ``"Use PostgreSQL!"`` -> ``"use-postgresql"``."""
     # (No regex: the hook slugifies file paths on every tool result and must not pay for
     # importing ``re``.) Every run of characters outside [a-z0-9] becomes one "-".
-    spaced = "".join(c if c in _SLUG_CHARS else " " for c in label.lower())
+    low = label.lower()
+    spaced = "".join(c if c in _SLUG_CHARS else " " for c in low)
     slug = "-".join(spaced.split())
+    if not low.isascii() and _beyond_latin(low):
+        # Letters of a script beyond Latin (Chinese, Japanese, Korean, Cyrillic) leave no trace
+        # in the ASCII slug: every such request would be one node ("node"), every such file of a
+        # directory one file (``src/設定.py`` and ``src/接続.py`` both "src-py"). Its hash first,
+        # so that a cut at any length keeps it; a Latin label (``módulo uno.py``) is as it was.
+        from zlib import crc32
+
+        slug = f"u{crc32(low.encode('utf-8', 'surrogatepass')):08x}" + (f"-{slug}" if slug else "")
     if len(slug) > ID_MAX:
         slug = slug[:ID_MAX].rstrip("-")
     return slug or "node"
+
+
+def _beyond_latin(low: str) -> bool:
+    """Does ``low`` hold a letter of a script beyond Latin (past U+024F)?"""
+    return any(c > "\u024f" and c.isalpha() for c in low)
 
 
 def name_id(name: str) -> str:
