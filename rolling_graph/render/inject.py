@@ -137,6 +137,7 @@ def speak(view: HookView, event_name: str, event: PendingEvent, settings: Settin
     tool-time notes, :mod:`rolling_graph.render.notes`) what earlier sessions know of what
     it names or touches."""
     from rolling_graph.render.notes import charge, session_left
+    from rolling_graph.safety.sanitize import token_chars
 
     counters = view.state["counters"]
     if event_name == "UserPromptSubmit":
@@ -144,18 +145,18 @@ def speak(view: HookView, event_name: str, event: PendingEvent, settings: Settin
         # budget (RenderSettings.note_session_tokens), its own news and named branches included.
         left = session_left(counters, settings.render)
         text = prompt_context(view, event["text"], settings, event["id"], left)
-        charge(counters, len(text))
+        charge(counters, token_chars(text))
         if notes:
             from rolling_graph.render.notes import prompt_notes
 
-            room = min(int(settings.render.budget_tokens * settings.render.chars_per_token), left) - len(text) - (1 if text else 0)
+            room = min(int(settings.render.budget_tokens * settings.render.chars_per_token), left) - token_chars(text) - (1 if text else 0)
             extra = prompt_notes(counters, event["text"], notes, settings.render, room)
             if text and extra:
                 charge(counters, 1)  # the line between them
             text = f"{text}\n{extra}" if text and extra else text or extra
     else:
         text = tool_context(view, event, settings)
-        charge(counters, len(text))
+        charge(counters, token_chars(text))
         if notes is not None:  # (with no room left it still records what the tool touched)
             from rolling_graph.render.notes import tool_note
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from rolling_graph.core.filepaths import file_label
 from rolling_graph.render.lod import CLOSE, OPEN
 from rolling_graph.render.rank import facts_of
-from rolling_graph.safety.sanitize import cut_at_word
+from rolling_graph.safety.sanitize import cut_at_word, cut_to_cost, token_chars
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -89,12 +89,20 @@ class Block:
         return self.limit - self.used - reserve - 1
 
     def add(self, line: str, reserve: int = 0) -> bool:
-        if len(line) > self.room(reserve):
-            return False
+        return self.take(line, reserve) >= 0
+
+    def take(self, line: str, reserve: int = 0) -> int:
+        """Add ``line`` and return the characters of budget it took, or -1 when it does not fit.
+        Lengths are :func:`rolling_graph.render.lod.token_chars`: a line with Chinese, Japanese or
+        Korean text, which sections cut by its length, is cut again to what it costs."""
+        fitted = _fitted(line, self.room(reserve))
+        if fitted is None:
+            return -1
+        line, cost = fitted, token_chars(fitted)
         self.lines.append(line)
-        self.used += len(line) + 1
+        self.used += cost + 1
         self.seen += "\n" + line.lower()
-        return True
+        return cost
 
     def text(self) -> str:
         if not self.lines:
@@ -116,19 +124,29 @@ class Section:
         return min(self.cap - self.used - 1, self.block.room(self.reserve))
 
     def add(self, line: str) -> bool:
-        if len(line) > self.room():
+        fitted = _fitted(line, self.room())
+        if fitted is None:
             return False
-        self.block.add(line, self.reserve)
-        self.used += len(line) + 1
+        self.used += self.block.take(fitted, self.reserve) + 1
         return True
 
     def add_required(self, line: str, reserve: int) -> bool:
         """A line the block must state (its shortest form): past the section's cap and the
         room kept for later sections, keeping only ``reserve``."""
-        if not self.block.add(line, reserve):
+        cost = self.block.take(line, reserve)
+        if cost < 0:
             return False
-        self.used += len(line) + 1
+        self.used += cost + 1
         return True
+
+
+def _fitted(line: str, room: int) -> str | None:
+    """``line`` if it fits ``room`` (by its length, whole or not at all, unless it holds wide
+    characters); a line with wide characters cut to ``room``
+    (:func:`rolling_graph.render.lod.cut_to_cost`); None when it does not fit."""
+    if token_chars(line) == len(line):
+        return line if len(line) <= room else None
+    return cut_to_cost(line, room) or None
 
 
 def first_item(head: str, first: str, total: int, sep: str = " · ") -> str:

@@ -18,7 +18,7 @@ from rolling_graph.core.adjacency import adjacency
 from rolling_graph.core.focus import rejected_ids, superseded_by
 from rolling_graph.core.lazyre import lazy
 from rolling_graph.core.model import DECISION_KINDS, INTENT_KINDS
-from rolling_graph.safety.sanitize import esc
+from rolling_graph.safety.sanitize import esc, token_chars
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,8 +52,11 @@ _HINT_STOP = frozenset("the and for with use using that this from into our your 
 
 
 def estimate_tokens(text: str, chars_per_token: float = 3.0) -> int:
-    """Conservative token estimate: real tokenizers average ~3.5–4 characters a token."""
-    return int(-(-len(text) // max(chars_per_token, 1.0)))
+    """Conservative token estimate: real tokenizers average ~3.5–4 characters a token, and
+    about one a Chinese, Japanese or Korean character (:func:`token_chars`)."""
+    return int(-(-token_chars(text) // max(chars_per_token, 1.0)))
+
+
 
 
 def _w(node: Node) -> str:
@@ -132,13 +135,13 @@ class _Budget:
         self.used = len(OPEN) + len(CLOSE) + 2
 
     def fits(self, line: str, reserve: int = 0) -> bool:
-        return self.used + len(line) + 1 + reserve <= self.limit_chars
+        return self.used + token_chars(line) + 1 + reserve <= self.limit_chars
 
     def add(self, line: str, reserve: int = 0) -> bool:
         if not self.fits(line, reserve):
             return False
         self.lines.append(line)
-        self.used += len(line) + 1
+        self.used += token_chars(line) + 1
         return True
 
     def text(self) -> str:

@@ -36,7 +36,7 @@ operations only: this runs on every tool event.
 from __future__ import annotations
 
 from rolling_graph.core.filepaths import file_id
-from rolling_graph.safety.sanitize import esc
+from rolling_graph.safety.sanitize import esc, token_chars
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -166,10 +166,10 @@ def render_note(entry: dict[str, Any], budget_chars: int, *, shown: str = "", to
     lines = [line for kind in parts if (line := _part(kind, entry, shown=shown, touched=touched, partners=partners, min_weight=min_weight))]
     room = budget_chars - len(OPEN) - len(CLOSE) - 2
     text = head
-    if (not lines and not sessions) or len(text) > room:
+    if (not lines and not sessions) or token_chars(text) > room:
         return ""
     for line in lines:
-        if len(text) + 3 + len(line) <= room:
+        if token_chars(text) + 3 + token_chars(line) <= room:
             text += "\n· " + line
     if text == head and (not counts or not bare):
         return ""  # a bare "in N sessions" says too little to be worth the room
@@ -200,7 +200,8 @@ def session_left(counters: Counters, settings: RenderSettings) -> int:
 
 
 def charge(counters: Counters, chars: int) -> None:
-    """Count ``chars`` told at a prompt or tool against the session's note budget."""
+    """Count ``chars`` told at a prompt or tool against the session's note budget (characters
+    of budget: :func:`rolling_graph.safety.sanitize.token_chars`)."""
     if chars:
         counters["note_chars"] = _int(counters.get("note_chars")) + chars
 
@@ -236,7 +237,7 @@ def tool_note(counters: Counters, event: PendingEvent, notes: dict[str, Any], se
                            min_weight=TOOL_PARTNER_WEIGHT, bare=False)
         _remember(counters, "notes_told", [nid])  # looked at once: a file gets one chance a session
         if text:
-            charge(counters, len(text))
+            charge(counters, token_chars(text))
             return text
     return ""
 
@@ -289,8 +290,8 @@ def prompt_notes(counters: Counters, prompt: str, notes: dict[str, Any], setting
         text = render_note(notes[nid], left, parts=PROMPT_PARTS, partners=PARTNERS_SHOWN, bare=PROMPT_BARE)
         if text:
             out.append(text)
-            left -= len(text) + 1
+            left -= token_chars(text) + 1
             _remember(counters, "notes_told", [nid])
     joined = "\n".join(out)
-    charge(counters, len(joined))
+    charge(counters, token_chars(joined))
     return joined

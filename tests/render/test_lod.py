@@ -192,3 +192,16 @@ def test_a_prompt_note_never_leaves_a_heading_with_nothing_under_it() -> None:
     assert text == news_only and shown == ids[:1]
     # No room for even the first news line: nothing at all, not a lone heading.
     assert render_prompt_note(doc, ids[:1], [], replace(R, max_chars=len(news_only) - 5), 800, adj) == ("", [])
+
+
+def test_a_graph_in_the_users_japanese_keeps_the_token_budget() -> None:
+    now = datetime(2026, 11, 25, 14, 0, tzinfo=UTC)
+    doc = new_document("s", now=now)
+    for i in range(40):
+        n = make_node(f"請求書の日割り計算を修正する作業その{i}、テストを追加して確認することにした", "project", "decision", node_id=f"d{i}", weight=0.9, now=now)
+        doc["nodes"][n["id"]] = n
+    for budget in (100, 400, 800):
+        text = render_lod(doc, RenderSettings(), budget_tokens=budget)
+        wide = sum(1 for c in text if "\u3000" <= c <= "\u9fff")
+        assert (len(text) - wide) / 3 + wide <= budget, budget  # a kana or kanji is a token
+        assert "請求書" in text or budget < 400

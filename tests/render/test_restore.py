@@ -582,3 +582,32 @@ def test_seeded_memory_is_shown_as_what_the_user_approved_apart_from_names_and_d
     assert not any("integer cents" in line for line in decisions), "an approved rule is not a decision read from a session"
     assert "Never push to main" not in "\n".join(listed_names(text)), "nor a name among the code names"
     assert {"never-push-to-main", "money-is-integer-cents"} <= set(shown)
+
+
+def _japanese_session() -> dict[str, Any]:
+    """A session whose user writes Japanese: the request, the tasks (Claude writes them in the
+    user's language) and a decision are wide characters, a token each to a real tokenizer."""
+    doc = new_document("s", project="/home/ada/shop", now=NOW)
+    node(doc, "req", "請求書の年額プランの日割り計算が二重に行われている。原因を調べて修正してください。テストも追加してください。" * 2, "request", seq=3, by="user")
+    for i in range(6):
+        node(doc, f"t{i}", f"日割り計算の修正とテストの追加、その{i}番目の作業を進める", "task", status="pending" if i else "in_progress", seq=10 + i)
+    node(doc, "d", "日割り計算は apply_plan_change だけで行い、webhook では行わないことにした", "decision", seq=20, by="user")
+    for i in range(60):
+        node(doc, f"sym{i}", f"billing.proration_step_{i}", "symbol", seq=30 + i)
+    return doc
+
+
+def _tokens(text: str) -> float:
+    """A real tokenizer's count, conservatively: three characters a token, a kana or kanji one."""
+    wide = sum(1 for c in text if "\u3000" <= c <= "\u9fff" or "\uff00" <= c <= "\uffef")
+    return (len(text) - wide) / R.chars_per_token + wide
+
+
+def test_a_block_in_the_users_japanese_keeps_its_token_budget_and_its_request() -> None:
+    doc = _japanese_session()
+    for source in ("compact", "startup", "resume"):
+        for budget in (400, 800):
+            text, _ = restore_block(doc, R, source, summary="x" if source == "compact" else None, budget_tokens=budget)
+            assert _tokens(text) <= budget, (source, budget, _tokens(text))
+            assert "請求書" in text, (source, budget)  # the request: cut to what it costs, not dropped
+            assert "billing.proration_step_" in text

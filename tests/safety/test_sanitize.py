@@ -140,3 +140,13 @@ def test_a_cut_at_a_word_fits_and_says_it_was_cut(text: str, limit: int, keep: i
     assert len(cut) <= limit
     assert cut == text if len(text) <= limit else (cut.endswith("…") or limit < 2)
     assert cut_at_word("mix credo lib/a/session_live.ex lib/b/transcript_renderer.ex", 40) == "mix credo lib/a/session_live.ex …"
+
+
+@given(st.text(alphabet=st.sampled_from("ab 設定ファイル한국어→…"), max_size=80), st.integers(min_value=0, max_value=120))
+def test_a_cut_to_cost_takes_no_more_budget_than_it_is_given(text: str, limit: int) -> None:
+    from rolling_graph.safety.sanitize import cut_to_cost, token_chars
+
+    cut = cut_to_cost(text, limit)
+    assert token_chars(cut) <= limit
+    assert cut == text or cut == "" or cut.endswith("…")
+    assert token_chars("設定") == 6 and token_chars("ab→") == 3  # a wide character costs three, an arrow one
