@@ -93,7 +93,7 @@ class Block:
 
     def take(self, line: str, reserve: int = 0) -> int:
         """Add ``line`` and return the characters of budget it took, or -1 when it does not fit.
-        Lengths are :func:`rolling_graph.render.lod.token_chars`: a line with Chinese, Japanese or
+        Lengths are :func:`rolling_graph.safety.sanitize.token_chars`: a line with Chinese, Japanese or
         Korean text, which sections cut by its length, is cut again to what it costs."""
         fitted = _fitted(line, self.room(reserve))
         if fitted is None:
@@ -143,7 +143,7 @@ class Section:
 def _fitted(line: str, room: int) -> str | None:
     """``line`` if it fits ``room`` (by its length, whole or not at all, unless it holds wide
     characters); a line with wide characters cut to ``room``
-    (:func:`rolling_graph.render.lod.cut_to_cost`); None when it does not fit."""
+    (:func:`rolling_graph.safety.sanitize.cut_to_cost`); None when it does not fit."""
     if token_chars(line) == len(line):
         return line if len(line) <= room else None
     return cut_to_cost(line, room) or None

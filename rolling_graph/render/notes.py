@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from rolling_graph.core.filepaths import file_id
 from rolling_graph.safety.sanitize import esc, token_chars
+from rolling_graph.store.index import says
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -242,24 +243,6 @@ def tool_note(counters: Counters, event: PendingEvent, notes: dict[str, Any], se
     return ""
 
 
-def _said(prompt: str, name: str) -> bool:
-    """Does ``prompt`` hold ``name`` as a whole (not the tail of a longer name or path:
-    ``workflow_test.go`` is not said by ``manual_commit_workflow_test.go``)?"""
-    at = prompt.find(name)
-    while at >= 0:
-        before = prompt[at - 1] if at else " "
-        if not (_word_char(before) or before in "_-.") and (at + len(name) == len(prompt) or not (_word_char(prompt[at + len(name)]) or prompt[at + len(name)] in "_-")):
-            return True
-        at = prompt.find(name, at + 1)
-    return False
-
-
-def _word_char(c: str) -> bool:
-    """A letter or digit of a script that spaces its words: Chinese, Japanese and Korean write
-    a file's name against the next word (``config.tsのエラー``), which is no part of the name."""
-    return c.isalnum() and c < "\u0500"
-
-
 def prompt_notes(counters: Counters, prompt: str, notes: dict[str, Any], settings: RenderSettings, budget_chars: int) -> str:
     """The notes of the known files a prompt names (by path, or by a file name of five
     characters or more), each once a session, at full resolution within ``budget_chars``."""
@@ -275,9 +258,9 @@ def prompt_notes(counters: Counters, prompt: str, notes: dict[str, Any], setting
         if not isinstance(path, str):
             continue
         base = path.rsplit("/", 1)[-1]
-        if _said(prompt, path):
+        if says(prompt, path, before="-."):
             by_path.append(nid)
-        elif len(base) >= 5 and "." in base and _said(prompt, base):
+        elif len(base) >= 5 and "." in base and says(prompt, base, before="-."):
             best = by_name.get(base)
             if best is None or _rank(entry) > _rank(notes[best]):
                 by_name[base] = nid

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 #: Changes when the file's layout does.
 TAG = "rolling-graph-code-cache-1"
 PACKAGE = "rolling_graph"
+#: Values of ``ROLLING_GRAPH_CODE_CACHE`` that turn the cache off.
+OFF = ("off", "0", "false", "no")
 
 Signature = tuple[int, int, int]
 #: A module's entry: (is a package, source path, the source's signature, marshalled code).
@@ -201,9 +203,6 @@ def describe(env: dict[str, str] | os._Environ[str] | None = None) -> str:
     current = sum(1 for entry in entries.values() if _signature(entry[1]) == entry[2])
     return f"{len(entries)} modules, {current} current (the rest are imported anew and rewritten): {path}"
 
-
-#: Values of ``ROLLING_GRAPH_CODE_CACHE`` that turn the cache off.
-OFF = ("off", "0", "false", "no")
 
 _installed: CodeCache | None = None
 

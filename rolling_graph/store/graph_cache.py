@@ -75,13 +75,7 @@ def shared_values(value: Any, memo: dict[str, str] | None = None) -> Any:
             return {share(k, k) if type(k) is str else k: share(x, x) if type(x) is str else x if type(x) in _SCALARS else walk(x) for k, x in v.items()}
         if t is list:
             return [share(x, x) if type(x) is str else x if type(x) in _SCALARS else walk(x) for x in v]
-        if isinstance(v, str):
-            return share(v, v)
-        if isinstance(v, dict):  # a subclass: as a dict
-            return {walk(k): walk(x) for k, x in v.items()}
-        if isinstance(v, list):
-            return [walk(x) for x in v]
-        return v
+        return share(v, v) if t is str else v
 
     return walk(value)
 
