@@ -98,7 +98,7 @@ WIDE_COST = 3
 
 def _wide(c: str) -> bool:
     return ("\u1100" <= c <= "\u115f" or "\u2e80" <= c <= "\ua4cf" or "\uac00" <= c <= "\ud7a3" or "\uf900" <= c <= "\ufaff"
-            or "\ufe30" <= c <= "\ufe4f" or "\uff00" <= c <= "\uff60" or "\uffe0" <= c <= "\uffe6" or c >= "\U00020000")
+            or "\ufe30" <= c <= "\ufe4f" or "\uff00" <= c <= "\uff60" or "\uffe0" <= c <= "\uffe6" or "\U00020000" <= c <= "\U0003fffd")
 
 
 def token_chars(text: str) -> int:
