@@ -23,6 +23,8 @@ _FRAGMENT_AFTER_USE = frozenset("instead can also is are to of for with and it i
 _NOT_THE_CHOICE = frozenset("your my his her their me him them us".split())
 #: Words a sentence cut short ends on: "Make Detect() deterministic by".
 _DANGLING = frozenset("by to of for with the a an and or in on at from into than".split())
+#: Words that pick one of a list by its number: "Use option 4 now".
+_BY_NUMBER = frozenset({"option", "options", "approach", "variant"})
 #: How narration and status lines open: "I see the issue", "Complete and all tests pass".
 _NARRATION = ("i see", "i found", "i notice", "i can see", "let me", "now ", "complete", "done", "good", "great", "perfect",
               "all tests", "looks good", "here's", "here is", "the issue", "the problem", "this is")
@@ -48,8 +50,8 @@ def not_a_decision(label: str) -> str | None:
         return "a fragment"
     if words[1] in _NOT_THE_CHOICE or words[:3] == ["keep", "in", "mind"]:
         return "an instruction"  # "Put your brief here", "Keep in mind that…": no choice between alternatives
-    if any(w in ("option", "options", "approach", "variant") and i + 1 < len(words) and words[i + 1].strip("#.,)").isdigit()
-           for i, w in enumerate(words[:4])):
+    if not _BY_NUMBER.isdisjoint(words[:4]) and any(
+            w in _BY_NUMBER and i + 1 < len(words) and words[i + 1].strip("#.,)").isdigit() for i, w in enumerate(words[:4])):
         return "an option by number"  # "Use option 4 now": says nothing without the options it picks from
     if "or" in words[1:-1] and "either" not in words:
         return "undecided"  # "Increase this limit or change the approach": no choice made yet

@@ -102,8 +102,12 @@ def shown_length(g: RestoreView, nid: str, files: dict[str, str], s: RestoreSett
 
 
 def by_rank_per_character(ids: list[str], score: dict[str, float], length: dict[str, int], cost: float) -> list[str]:
-    """``ids`` by ``score / (length + NAME_OVERHEAD) ** cost``, best first (ties by id)."""
-    return sorted(ids, key=lambda i: (-score[i] / (length[i] + NAME_OVERHEAD) ** cost, i))
+    """``ids`` by ``score / (length + NAME_OVERHEAD) ** cost``, best first (ties by id: sorted
+    by id, then by that value in a stable sort)."""
+    per_character = {i: -score[i] / (length[i] + NAME_OVERHEAD) ** cost for i in ids}
+    ordered = sorted(ids)
+    ordered.sort(key=per_character.__getitem__)
+    return ordered
 
 
 def _key(name: str) -> str:
@@ -294,12 +298,23 @@ def add_rest(g: RestoreView, block: Block, head: str, s: RestoreSettings, shown:
     see the module's docstring), then counted (:func:`rest_line`)."""
     kinds = s.count_kinds
     rest = rest_line(g, shown, kinds)
-    pool = [nid for nid in g.order if g.kind[nid] not in NOT_NAMES and nid not in shown
-            and (s.command_names or not _passed_command(g, nid)) and not _resolved_error(g, nid) and not _plain_word(g, nid)]
+    kind = g.kind
+    pool = [nid for nid in g.order if kind[nid] not in NOT_NAMES and nid not in shown
+            and (kind[nid] not in _SOMETIMES_UNNAMED or not _unnamed(g, nid, s))]
     if pool:
         rest = _add_names(g, block, head, s, shown, summary, pool, rest)
     if rest:
         block.add(rest)
+
+
+#: The kinds :func:`_unnamed` may leave out of the name list.
+_SOMETIMES_UNNAMED = frozenset({"command", "error", "entity"})
+
+
+def _unnamed(g: RestoreView, nid: str, s: RestoreSettings) -> bool:
+    """Is ``nid`` (a command, an error or a concept) counted rather than named? A command whose
+    last run passed (unless ``s.command_names``), an error a later run got past, a plain word."""
+    return (not s.command_names and _passed_command(g, nid)) or _resolved_error(g, nid) or _plain_word(g, nid)
 
 
 def _plain_word(g: RestoreView, nid: str) -> bool:
@@ -390,11 +405,14 @@ def rest_line(g: RestoreView, shown: set[str], kinds: int = 3) -> str:
     naming at most ``kinds`` kinds, the largest first; ``kinds=0``: the total alone
     (``Not shown: 37 more.``)."""
     counts: dict[str, int] = {}
-    for kind, ids in g.by_kind.items():
-        for nid in ids:
-            if nid not in shown:
-                category = _CATEGORY.get(kind, "other name")
-                counts[category] = counts.get(category, 0) + 1
+    for kind, ids in g.by_kind.items():  # each kind's size, less what is shown (a few of thousands)
+        category = _CATEGORY.get(kind, "other name")
+        counts[category] = counts.get(category, 0) + len(ids)
+    for nid in shown:
+        shown_kind = g.kind.get(nid)
+        if shown_kind is not None:
+            counts[_CATEGORY.get(shown_kind, "other name")] -= 1
+    counts = {category: n for category, n in counts.items() if n}
     superseded = sum(1 for nid in g.hidden if nid in g.nodes and nid not in shown)
     total = sum(counts.values())
     if not total and not superseded:

@@ -89,14 +89,14 @@ class RestoreView:
         #: Does the block mix this session's lines with earlier sessions' (after a compaction, on
         #: resume)? A new session's block is all earlier sessions', and its tag says so.
         self.mixed = True
-        old = superseded_by(edges)
-        self.hidden = old.keys() | rejected_ids(nodes, edges, old)
+        # The few edge kinds the block reads, found in one pass over the keys (``source|verb|target``).
+        wanted = {key: edges[key] for key in edges if "|supersedes|" in key or "|contradicts|" in key or "|tests|" in key}
+        old = superseded_by(wanted)
+        self.hidden = old.keys() | rejected_ids(nodes, wanted, old)
         self.supersedes: dict[str, list[str]] = {}
         self.rejects: dict[str, list[str]] = {}
         self.tested_by: dict[str, list[str]] = {}
-        for key in edges:
-            if not ("|supersedes|" in key or "|contradicts|" in key or "|tests|" in key):
-                continue
+        for key in wanted:
             source, verb, target = (key.split("|") + ["", ""])[:3]
             if source not in nodes or target not in nodes:
                 continue
