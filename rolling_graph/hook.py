@@ -193,13 +193,16 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, event: S
     # One locked read of the graph serves a new session's creation, the summary's queueing,
     # the resume merge and the block (a 2,000-node graph costs ~10 ms a parse); the graph
     # file is rewritten only if the session is new or the merge added to it.
+    # A new session's first entry and what it takes from the snapshot reach the journal in one
+    # write (one fsync), before the graph file is written.
     tx = store.transaction(sid)
     with tx as doc:
-        created = _init_session(store, doc, event)
-        if queued and not sync:
-            _gate_event(doc, queued, settings.clock.now_iso(), settings, doc["nodes"])
-        snapshot = warm.read_resume_snapshot(settings, doc["project"]) if source in ("startup", "resume", "clear") else None
-        merged = snapshot is not None and warm.merge_snapshot(store, doc, snapshot, now, source)
+        with store.journal_group(sid):
+            created = _init_session(store, doc, event)
+            if queued and not sync:
+                _gate_event(doc, queued, settings.clock.now_iso(), settings, doc["nodes"])
+            seed = warm.read_resume_seed(settings, doc["project"]) if source in ("startup", "resume", "clear") else None
+            merged = seed is not None and warm.merge_snapshot(store, doc, seed, now, source)
         tx.graph = created or merged
         from rolling_graph.render.restore import (
             restore_context,  # the block escapes ``source`` (the payload's text) in its heading

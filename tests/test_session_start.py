@@ -63,6 +63,34 @@ def test_a_new_session_starts_from_its_projects_snapshot(isolated_home: Path, tm
     assert [e["kind"] for e in journal(isolated_home)] == ["init", "resume"]
 
 
+def test_a_new_session_takes_the_snapshot_as_its_writer_checked_it_once(isolated_home: Path, tmp_path: Path) -> None:
+    # The writer leaves the snapshot's checked nodes beside it (its seed); a new session's hook
+    # reads them rather than checking every node again, and starts exactly as from the snapshot.
+    from rolling_graph.warm.snapshot import seed_cache_file
+
+    project = project_root(str(tmp_path))
+    snapshot(project, isolated_home)
+    cache = Path(seed_cache_file(isolated_home, project))
+    with_seed = context(start("startup", tmp_path, sid="with-seed"))
+    seed = cache.read_bytes()
+    cache.unlink()
+    without = context(start("startup", tmp_path, sid="without-seed"))
+    assert with_seed == without and "Use Render for hosting" in with_seed
+
+    def pulled(sid: str) -> dict[str, Any]:
+        graph = json.loads((isolated_home / "sessions" / f"{sid}.graph.json").read_text())
+        return {nid: {k: v for k, v in node.items() if k not in ("last_activated", "first_seen")} for nid, node in graph["nodes"].items()}
+
+    assert pulled("with-seed") == pulled("without-seed")
+    # It is the seed the hook reads: one that says otherwise, made for the snapshot in place, is what the session gets.
+    import marshal
+
+    key, made_from, proj, (p, nodes, edges) = marshal.loads(seed)
+    nodes[0] = {**nodes[0], "label": "Use Fly for hosting"}
+    cache.write_bytes(marshal.dumps((key, made_from, proj, (p, nodes, edges))))
+    assert "Use Fly for hosting" in context(start("startup", tmp_path, sid="forged-seed"))
+
+
 def test_resuming_again_adds_nothing_and_leaves_the_graph_file_alone(isolated_home: Path, tmp_path: Path) -> None:
     snapshot(project_root(str(tmp_path)), isolated_home)
     start("startup", tmp_path)

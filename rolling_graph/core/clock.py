@@ -33,9 +33,13 @@ def now_iso() -> str:
 
 
 def iso(dt: datetime) -> str:
+    """``dt`` in UTC as ``YYYY-MM-DDTHH:MM:SSZ`` (seconds, truncated). Formatted field by field:
+    ``strftime`` after ``astimezone`` cost ~8 µs a stamp, and a new session stamps 400 nodes."""
     from datetime import UTC
 
-    return dt.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if dt.tzinfo is not UTC:
+        dt = dt.astimezone(UTC)
+    return f"{dt.year:04d}-{dt.month:02d}-{dt.day:02d}T{dt.hour:02d}:{dt.minute:02d}:{dt.second:02d}Z"
 
 
 def parse_iso(text: str | None) -> datetime | None:

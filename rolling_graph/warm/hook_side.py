@@ -21,17 +21,19 @@ if TYPE_CHECKING:
     from typing import Any
 
     from rolling_graph.core.config import Settings
-    from rolling_graph.core.types import SessionDoc, Snapshot
+    from rolling_graph.core.types import SessionDoc
+    from rolling_graph.warm.snapshot import Seed
 
 #: The warm graph's detached worker: an installed command, not a module of this layer.
 WORKER = "rgraph-worker"
 
 
-def read_resume_snapshot(settings: Settings, project: str | None) -> Snapshot | None:
-    """The resume snapshot of the session's project (a file; no database)."""
+def read_resume_seed(settings: Settings, project: str | None) -> Seed | None:
+    """What a session takes from its project's resume snapshot (a file; no database): the
+    snapshot's nodes and edges, checked (:func:`rolling_graph.warm.snapshot.read_seed`)."""
     from rolling_graph.warm import snapshot
 
-    return snapshot.read_snapshot(settings.home_dir, project) if project else None
+    return snapshot.read_seed(settings.home_dir, project) if project else None
 
 
 def read_notes(settings: Settings, project: str | None) -> dict[str, Any]:
@@ -44,16 +46,17 @@ def read_notes(settings: Settings, project: str | None) -> dict[str, Any]:
     return snapshot.read_notes(settings.home_dir, project)
 
 
-def merge_snapshot(store: SidecarStore, doc: SessionDoc, snap: Snapshot, now: datetime, source: str = "startup") -> bool:
-    """Bring the project's top warm branches into ``doc`` (held in a transaction); journaled.
-    A new session takes the whole snapshot, a resumed one (which has its own graph) its
-    first :data:`rolling_graph.warm.snapshot.RESUME_NODES`. Returns whether anything was added."""
+def merge_snapshot(store: SidecarStore, doc: SessionDoc, seed: Seed, now: datetime, source: str = "startup") -> bool:
+    """Bring the project's top warm branches (``seed``: :func:`read_resume_seed`) into ``doc``
+    (held in a transaction); journaled. A new session takes the whole snapshot, a resumed one
+    (which has its own graph) its first :data:`rolling_graph.warm.snapshot.RESUME_NODES`.
+    Returns whether anything was added."""
     from rolling_graph.warm import snapshot
 
     if source == "resume":
-        ops = snapshot.snapshot_ops(doc, snap, now, max_nodes=snapshot.RESUME_NODES, max_edges=snapshot.RESUME_EDGES)
+        ops = snapshot.seed_ops(doc, seed, now, max_nodes=snapshot.RESUME_NODES, max_edges=snapshot.RESUME_EDGES)
     else:
-        ops = snapshot.snapshot_ops(doc, snap, now)
+        ops = snapshot.seed_ops(doc, seed, now)
     if ops:
         store.commit_ops(doc, ops, kind="resume", rationale="pulled from the warm graph's resume snapshot", backend="warm")
     return bool(ops)

@@ -19,6 +19,9 @@ from rolling_graph.warm.snapshot import (
     SNAPSHOT_VERSION,
     notes_cache_file,
     notes_cache_key,
+    seed_cache_file,
+    seed_cache_key,
+    seed_of,
     snapshot_file,
     whole_claim,
     whole_file,
@@ -39,14 +42,20 @@ def write_snapshot(home: str | os.PathLike[str], project_root: str, snapshot: di
     # The snapshot, its claim and its notes' cache are written together: one writer at a time.
     with FileLock(snapshot_file(home, project_root)[: -len(".json")] + ".lock"):
         drop_whole_claim(home, project_root)  # (a claim names the file it was made for: the old one is void anyway)
-        write_text_atomic(path, json.dumps(payload, ensure_ascii=False, separators=(",", ":")))
+        text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
+        write_text_atomic(path, text)
         st = os.stat(path)
+        made_from = [st.st_ino, st.st_size, st.st_mtime_ns]
         if whole:
             write_atomic(whole_file(home, project_root), json.dumps(whole_claim(st, project_root)).encode(), durable=False)
         # The tool-time notes' read cache, made from exactly this file (rolling_graph.warm.snapshot.read_notes).
         notes = snapshot.get("notes") if isinstance(snapshot.get("notes"), dict) else {}
-        cache = marshal.dumps((notes_cache_key(), [st.st_ino, st.st_size, st.st_mtime_ns], project_root, json.loads(json.dumps(notes))))
+        cache = marshal.dumps((notes_cache_key(), made_from, project_root, json.loads(json.dumps(notes))))
         write_atomic(notes_cache_file(home, project_root), cache, durable=False)
+        # What a new session takes from it, checked once here rather than in every SessionStart
+        # hook (rolling_graph.warm.snapshot.read_seed), from the file as a reader parses it.
+        seed = seed_of(json.loads(text))
+        write_atomic(seed_cache_file(home, project_root), marshal.dumps((seed_cache_key(), made_from, project_root, seed)), durable=False)
     return path
 
 

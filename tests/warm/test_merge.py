@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import json
+import marshal
+import os
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -268,3 +272,62 @@ def test_snapshot_round_trips_and_is_per_project(tmp_path) -> None:  # type: ign
     assert snapshot.read_snapshot(tmp_path, "/q") is None
     snapshot_path(tmp_path, "/p").write_text("{torn", encoding="utf-8")
     assert snapshot.read_snapshot(tmp_path, "/p") is None
+
+
+def _big_snap(n: int = 30) -> dict:
+    """A snapshot with files (facts), decisions and edges, and a few nodes a pull must refuse."""
+    nodes = [{"id": f"src-f{i}-go", "label": f"src/f{i}.go", "domain": "technical", "kind": "file", "weight": 0.5 + i / 100,
+              "facts": {"path": f"src/f{i}.go", "edits": i, "seq": 40 + i}, "seen_in": ["s-a"], "warm_last_activated": "2026-10-30T00:00:00Z"}
+             for i in range(n)]
+    nodes += [*_snap()["nodes"], {"id": "no-label"}, "not a node", {"id": "src-f1-go", "label": "again", "domain": "technical"}]
+    edges = [{"source": f"src-f{i}-go", "relationship": "related_to", "target": f"src-f{i + 1}-go", "strength": 0.4} for i in range(n - 1)]
+    edges += [*_snap()["edges"], {"source": "src-f0-go", "relationship": "eats", "target": "src-f1-go"},
+              {"source": "src-f0-go", "relationship": "related_to", "target": "src-f0-go"}, {"source": "src-f2-go", "strength": "x"}]
+    return {**_snap(), "nodes": nodes, "edges": edges}
+
+
+def test_a_pull_takes_the_same_from_the_writers_seed_as_from_the_snapshot(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # The snapshot's writer leaves its checked nodes and edges beside it; a SessionStart reads
+    # those instead of checking 400 nodes again: every session, new or resumed, at any time,
+    # gets exactly the ops the snapshot itself gives.
+    write_snapshot(tmp_path, "/p", _big_snap())
+    assert os.path.exists(snapshot.seed_cache_file(tmp_path, "/p"))
+    seed = snapshot.read_seed(tmp_path, "/p")
+    assert seed == snapshot.seed_of(snapshot.read_snapshot(tmp_path, "/p"))  # type: ignore[arg-type]
+    resumed = new_document("s", "/p", now=T0)
+    resumed["nodes"]["src-f3-go"] = make_node("src/f3.go", "technical", "file", now=T0)
+    for doc in (new_document("s", "/p", now=T0), resumed):
+        for at in (T0, T0 + timedelta(days=40, seconds=7)):
+            for bounds in ({}, {"max_nodes": 5, "max_edges": 2}):
+                expected = snapshot.snapshot_ops(doc, snapshot.read_snapshot(tmp_path, "/p"), at, **bounds)  # type: ignore[arg-type]
+                assert snapshot.seed_ops(doc, seed, at, **bounds) == expected  # type: ignore[arg-type]
+    ops = snapshot.seed_ops(new_document("s", "/p", now=T0), seed, T0)  # type: ignore[arg-type]
+    nodes = [op["value"] for op in ops if op["path"].startswith("/nodes/")]
+    assert [n["last_activated"] for n in nodes[:2]] == ["2026-11-01T00:00:00Z", "2026-10-31T23:59:59Z"]
+    assert nodes[0]["first_seen"] == "2026-11-01T00:00:00Z"  # no stamp of its own: the pull's
+    assert "seq" not in nodes[0]["facts"] and nodes[0]["facts"]["edits"] == 0
+    assert not any(v.startswith("9999") for n in nodes for v in (n["last_activated"], n["first_seen"]))
+
+
+def test_a_seed_is_read_only_when_made_from_the_snapshot_in_place_and_owned_by_the_user(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    write_snapshot(tmp_path, "/p", _big_snap())
+    cache = snapshot.seed_cache_file(tmp_path, "/p")
+    fresh = snapshot.seed_of(snapshot.read_snapshot(tmp_path, "/p"))  # type: ignore[arg-type]
+
+    def forged() -> None:  # a seed that says something else, keyed to the snapshot in place
+        key, made_from, project, (p, nodes, edges) = marshal.loads(Path(cache).read_bytes())
+        Path(cache).write_bytes(marshal.dumps((key, made_from, project, (p, nodes[:1], []))))
+
+    forged()
+    assert len(snapshot.read_seed(tmp_path, "/p")[1]) == 1  # type: ignore[index]  # (it is what is read)
+    os.chmod(cache, 0o666)  # writable by others: its nodes would go into every session
+    assert snapshot.read_seed(tmp_path, "/p") == fresh
+    os.chmod(cache, 0o600)
+    snapshot_path(tmp_path, "/p").write_text(json.dumps({**_big_snap(5), "version": 1, "project": "/p"}), encoding="utf-8")  # rewritten by hand
+    rewritten = snapshot.read_seed(tmp_path, "/p")  # from the snapshot, not the seed of the one before
+    assert rewritten == snapshot.seed_of(snapshot.read_snapshot(tmp_path, "/p")) and len(rewritten[1]) == 9  # type: ignore[arg-type, index]
+    Path(cache).write_bytes(b"garbage")
+    assert snapshot.read_seed(tmp_path, "/p")[1][0]["id"] == "src-f0-go"  # type: ignore[index]
+    os.unlink(snapshot.snapshot_file(tmp_path, "/p"))
+    assert snapshot.read_seed(tmp_path, "/p") is None
+    assert snapshot.read_seed(tmp_path, "/q") is None
