@@ -192,9 +192,8 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, event: S
         _start_probe(store, settings, sid)
     # One locked read of the graph serves a new session's creation, the summary's queueing,
     # the resume merge and the block (a 2,000-node graph costs ~10 ms a parse); the graph
-    # file is rewritten only if the session is new or the merge added to it.
-    # A new session's first entry and what it takes from the snapshot reach the journal in one
-    # write (one fsync), before the graph file is written.
+    # file is rewritten only if the session is new or the merge added to it. A new session's
+    # first entry and what it takes from the snapshot reach the journal in one write, before it.
     tx = store.transaction(sid)
     with tx as doc:
         with store.journal_group(sid):

@@ -16,7 +16,7 @@ from itertools import chain, islice
 
 from rolling_graph.core.vocabulary import TECH
 from rolling_graph.render.layout import Block, short_command, short_names
-from rolling_graph.render.rank import count, facts_of
+from rolling_graph.render.rank import best_first, count, facts_of
 from rolling_graph.render.sections import COUNT_RESERVE, RestoreSettings
 from rolling_graph.render.view import NOT_NAMES, RestoreView
 from rolling_graph.safety.sanitize import esc
@@ -102,12 +102,8 @@ def shown_length(g: RestoreView, nid: str, files: dict[str, str], s: RestoreSett
 
 
 def by_rank_per_character(ids: list[str], score: dict[str, float], length: dict[str, int], cost: float) -> list[str]:
-    """``ids`` by ``score / (length + NAME_OVERHEAD) ** cost``, best first (ties by id: sorted
-    by id, then by that value in a stable sort)."""
-    per_character = {i: -score[i] / (length[i] + NAME_OVERHEAD) ** cost for i in ids}
-    ordered = sorted(ids)
-    ordered.sort(key=per_character.__getitem__)
-    return ordered
+    """``ids`` by ``score / (length + NAME_OVERHEAD) ** cost``, best first (ties by id)."""
+    return best_first({i: score[i] / (length[i] + NAME_OVERHEAD) ** cost for i in ids})
 
 
 def _key(name: str) -> str:

@@ -105,16 +105,42 @@ def read_snapshot(home: str | os.PathLike[str], project_root: str) -> Snapshot |
     return data
 
 
-def notes_cache_file(home: str | os.PathLike[str], project_root: str) -> str:
-    """The read cache of the snapshot's ``notes`` (:mod:`marshal`, beside the snapshot)."""
-    return snapshot_file(home, project_root)[: -len(".json")] + ".notes.cache"
+def cache_file(home: str | os.PathLike[str], project_root: str, part: str) -> str:
+    """The read cache of one part of the snapshot (``notes``: :func:`read_notes`; ``seed``:
+    :func:`read_seed`), which its writer leaves beside it (:mod:`marshal`)."""
+    return snapshot_file(home, project_root)[: -len(".json")] + f".{part}.cache"
 
 
-def notes_cache_key() -> tuple[str, int, int, int]:
+def cache_blob(part: str, st: os.stat_result, project_root: str, value: Any) -> bytes:
+    """What :func:`cache_file` holds: ``value``, made from the snapshot file whose ``os.stat`` is ``st``."""
+    import marshal
+
+    return marshal.dumps((_cache_key(part), [st.st_ino, st.st_size, st.st_mtime_ns], project_root, value))
+
+
+def _cache_key(part: str) -> tuple[str, int, int, int]:
     import marshal
     import sys
 
-    return ("rgraph-notes-1", marshal.version, *sys.version_info[:2])
+    return (f"rgraph-{part}-1", marshal.version, *sys.version_info[:2])
+
+
+def _read_cache(home: str | os.PathLike[str], project_root: str, part: str, st: os.stat_result) -> Any:
+    """The cached ``part`` when its cache was made from exactly the snapshot file whose stat is
+    ``st`` and is this user's own and writable by no one else; else None."""
+    import marshal
+
+    try:
+        with open(cache_file(home, project_root, part), "rb") as fh:
+            own = os.fstat(fh.fileno())
+            if (hasattr(os, "getuid") and own.st_uid != os.getuid()) or own.st_mode & 0o022:
+                return None
+            key, made_from, project, value = marshal.loads(fh.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if key != _cache_key(part) or made_from != [st.st_ino, st.st_size, st.st_mtime_ns] or project != project_root:
+        return None
+    return value
 
 
 def read_notes(home: str | os.PathLike[str], project_root: str) -> dict[str, Any]:
@@ -123,20 +149,13 @@ def read_notes(home: str | os.PathLike[str], project_root: str) -> dict[str, Any
     from the marshal cache the writer leaves beside the snapshot when it was made from exactly
     this snapshot file (about a third of the JSON's parse); else from the snapshot. Each entry
     is checked again when a note is rendered (:mod:`rolling_graph.render.notes`)."""
-    path = snapshot_file(home, project_root)
     try:
-        st = os.stat(path)
+        st = os.stat(snapshot_file(home, project_root))
     except OSError:
         return {}
-    try:
-        import marshal
-
-        with open(notes_cache_file(home, project_root), "rb") as fh:
-            key, made_from, project, notes = marshal.loads(fh.read())
-        if key == notes_cache_key() and made_from == [st.st_ino, st.st_size, st.st_mtime_ns] and project == project_root:
-            return notes if isinstance(notes, dict) else {}
-    except (OSError, EOFError, ValueError, TypeError):
-        pass
+    notes = _read_cache(home, project_root, "notes", st)
+    if notes is not None:
+        return notes if isinstance(notes, dict) else {}
     snap = read_snapshot(home, project_root)
     found = snap.get("notes") if snap is not None else None
     return found if isinstance(found, dict) else {}
@@ -203,42 +222,19 @@ def seed_of(snapshot: Snapshot) -> Seed:
     return (project if isinstance(project, str) else None, nodes, edges)
 
 
-def seed_cache_file(home: str | os.PathLike[str], project_root: str) -> str:
-    """The snapshot's seed (:func:`seed_of`) as its writer leaves it (:mod:`marshal`, beside the snapshot)."""
-    return snapshot_file(home, project_root)[: -len(".json")] + ".seed.cache"
-
-
-def seed_cache_key() -> tuple[str, int, int, int]:
-    import marshal
-    import sys
-
-    return ("rgraph-seed-1", marshal.version, *sys.version_info[:2])
-
-
 def read_seed(home: str | os.PathLike[str], project_root: str) -> Seed | None:
     """The seed of the project's snapshot (:func:`seed_of`), or None without a valid snapshot.
     From the cache its writer leaves beside it when that was made from exactly this snapshot
     file and is this user's own (not writable by others): a new session's SessionStart then
     neither parses nor checks the snapshot's 400 nodes again (~7 ms on the reference machine).
-    Else from the snapshot itself. What a pull adds is checked again as the journal applies it."""
-    path = snapshot_file(home, project_root)
+    Else from the snapshot itself."""
     try:
-        st = os.stat(path)
+        st = os.stat(snapshot_file(home, project_root))
     except OSError:
         return None
-    try:
-        import marshal
-
-        with open(seed_cache_file(home, project_root), "rb") as fh:
-            own = os.fstat(fh.fileno())
-            if (not hasattr(os, "getuid") or own.st_uid == os.getuid()) and not own.st_mode & 0o022:
-                key, made_from, project, seed = marshal.loads(fh.read())
-                if key == seed_cache_key() and made_from == [st.st_ino, st.st_size, st.st_mtime_ns] and project == project_root:
-                    found_project, nodes, edges = seed
-                    if found_project == project_root and isinstance(nodes, list) and isinstance(edges, list):
-                        return seed  # type: ignore[no-any-return]
-    except (OSError, EOFError, ValueError, TypeError):
-        pass
+    seed = _read_cache(home, project_root, "seed", st)
+    if isinstance(seed, tuple) and len(seed) == 3 and seed[0] == project_root and isinstance(seed[1], list) and isinstance(seed[2], list):
+        return seed
     snap = read_snapshot(home, project_root)
     return seed_of(snap) if snap is not None else None
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import marshal
 import os
 from pathlib import Path
 from typing import Any
@@ -17,10 +16,8 @@ from typing import Any
 from rolling_graph.store.atomic import FileLock, write_atomic, write_text_atomic
 from rolling_graph.warm.snapshot import (
     SNAPSHOT_VERSION,
-    notes_cache_file,
-    notes_cache_key,
-    seed_cache_file,
-    seed_cache_key,
+    cache_blob,
+    cache_file,
     seed_of,
     snapshot_file,
     whole_claim,
@@ -39,23 +36,21 @@ def write_snapshot(home: str | os.PathLike[str], project_root: str, snapshot: di
     path = snapshot_path(home, project_root)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = dict(snapshot, version=SNAPSHOT_VERSION, project=project_root)
-    # The snapshot, its claim and its notes' cache are written together: one writer at a time.
+    # The snapshot, its claim and its caches are written together: one writer at a time.
     with FileLock(snapshot_file(home, project_root)[: -len(".json")] + ".lock"):
         drop_whole_claim(home, project_root)  # (a claim names the file it was made for: the old one is void anyway)
         text = json.dumps(payload, ensure_ascii=False, separators=(",", ":"))
         write_text_atomic(path, text)
         st = os.stat(path)
-        made_from = [st.st_ino, st.st_size, st.st_mtime_ns]
         if whole:
             write_atomic(whole_file(home, project_root), json.dumps(whole_claim(st, project_root)).encode(), durable=False)
-        # The tool-time notes' read cache, made from exactly this file (rolling_graph.warm.snapshot.read_notes).
-        notes = snapshot.get("notes") if isinstance(snapshot.get("notes"), dict) else {}
-        cache = marshal.dumps((notes_cache_key(), made_from, project_root, json.loads(json.dumps(notes))))
-        write_atomic(notes_cache_file(home, project_root), cache, durable=False)
-        # What a new session takes from it, checked once here rather than in every SessionStart
-        # hook (rolling_graph.warm.snapshot.read_seed), from the file as a reader parses it.
-        seed = seed_of(json.loads(text))
-        write_atomic(seed_cache_file(home, project_root), marshal.dumps((seed_cache_key(), made_from, project_root, seed)), durable=False)
+        # Read caches made from exactly this file, as a reader parses it (rolling_graph.warm.snapshot):
+        # what tool-time notes draw from, and what a new session takes (its nodes checked once
+        # here rather than in every SessionStart hook).
+        written = json.loads(text)
+        notes = written.get("notes") if isinstance(written.get("notes"), dict) else {}
+        write_atomic(cache_file(home, project_root, "notes"), cache_blob("notes", st, project_root, notes), durable=False)
+        write_atomic(cache_file(home, project_root, "seed"), cache_blob("seed", st, project_root, seed_of(written)), durable=False)
     return path
 
 

@@ -150,7 +150,7 @@ def test_the_snapshot_carries_each_files_history_for_the_notes(settings, project
     assert entry["with"][0][:1] == ["src/util.py"]
     assert entry["failure"] == {"text": "src/app.py:12:3: undefined name 'x'", "state": "resolved", "from": "ruff check"}
     # The hook reads the notes from their cache beside the snapshot: the same content.
-    cache = Path(snapshot.notes_cache_file(settings.home, project))
+    cache = Path(snapshot.cache_file(settings.home, project, "notes"))
     assert cache.is_file()
     Path(snapshot.snapshot_file(settings.home, project)).touch()  # a snapshot newer than its cache: read the file itself
     os.utime(snapshot.snapshot_file(settings.home, project), ns=(1, 1))
