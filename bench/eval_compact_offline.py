@@ -63,10 +63,10 @@ def capture(out: Path, budget: int) -> None:
     seen: list[dict[str, Any]] = []
     real = restore.restore_context
 
-    def keep(view: Any, settings: Any, source: str, summary: str | None = None) -> str:
+    def keep(view: Any, settings: Any, source: str, summary: str | None = None, ranked: Any = None) -> str:
         if source == "compact":
             seen.append({"doc": copy.deepcopy(view.graph()), "summary": summary})
-        return real(view, settings, source, summary)
+        return real(view, settings, source, summary, ranked)
 
     restore.restore_context = keep  # hook.py imports it from the module at each SessionStart
     cells: list[dict[str, Any]] = []

@@ -207,7 +207,12 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, event: S
             restore_context,  # the block escapes ``source`` (the payload's text) in its heading
         )
 
-        text = restore_context(inject.DocView(doc), settings, source, summary)
+        ranked = None
+        if summary and not tx.graph:  # the graph as read: its ranked view may be kept beside it
+            from rolling_graph.render import view_cache
+
+            ranked = view_cache.read(store.files.path(sid, view_cache.SUFFIX), doc, store.files.read_from.get(sid))
+        text = restore_context(inject.DocView(doc), settings, source, summary, ranked)
         if text:
             inject.count_injection(doc, text, settings)
     if summary and not sync:

@@ -68,6 +68,11 @@ def cmd_finish(settings: Settings, session_id: str, trigger: str) -> int:
 
     probes = drain(settings, session_id)
     _emit({"op": "probe", "session": session_id, "probes": probes})
+    if trigger == "pre-compact":  # the SessionStart after the compaction takes the graph's ranked view
+        from rolling_graph.render import view_cache
+        from rolling_graph.store.sidecar import SidecarStore
+
+        view_cache.refresh(SidecarStore(settings).files, session_id)
     return cmd_reconcile(settings, session_id, trigger)
 
 

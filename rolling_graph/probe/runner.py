@@ -45,6 +45,7 @@ from rolling_graph.probe.errors import ProbeFailed
 from rolling_graph.probe.offline import OfflineProbe
 from rolling_graph.probe.select import choose_backend, is_cap_reason
 from rolling_graph.probe.transcript_tail import with_assistant_text
+from rolling_graph.render import view_cache
 from rolling_graph.store.journal import journal_size, read_journal
 from rolling_graph.store.sidecar import SidecarStore
 
@@ -326,7 +327,9 @@ def _apply(
 
 
 def run_probe(settings: Settings, sid: str) -> int:
-    """Probe until no batch is pending (bounded rounds). Returns the number of probes run."""
+    """Probe until no batch is pending (bounded rounds). Returns the number of probes run.
+    Outside a hook, each graph it writes leaves the restore block's ranked view beside it."""
+    view_cache.install()
     store = SidecarStore(settings)
     rounds = 0
     while rounds < settings.probe.max_rounds:

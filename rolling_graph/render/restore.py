@@ -129,6 +129,7 @@ def restore_block(
     budget_tokens: int | None = None,
     settings: RestoreSettings | None = None,
     rank_settings: RankSettings | None = None,
+    view: RestoreView | None = None,
 ) -> tuple[str, list[str]]:
     """The restore block for ``doc`` and the ids it shows (``""`` for an empty graph).
 
@@ -138,10 +139,13 @@ def restore_block(
     session, ``compact``/``compact-lean`` after a compaction in a coding session).
     ``rank_settings``: by default the ``compact`` ranking after a compaction, ``startup`` for
     a new session, else ``coding`` (:data:`rolling_graph.render.rank.PRESETS`).
+    ``view``: the view of ``doc`` with the ``compact`` ranking, kept beside the graph
+    (:mod:`rolling_graph.render.view_cache`); used only where that is the ranking.
     """
     compacted = source == "compact" and bool(summary)
     preset = "compact" if compacted else "startup" if source in ("startup", "clear") else "coding"
-    g = RestoreView(doc, rank_settings or RANK_PRESETS[preset])
+    cached = view is not None and preset == "compact" and rank_settings is None
+    g = view if view is not None and cached else RestoreView(doc, rank_settings or RANK_PRESETS[preset])
     g.mixed = source not in ("startup", "clear")  # a new session's block: its tag says where every line comes from
     if not g.nodes:
         return "", []
@@ -179,12 +183,14 @@ def restore_block(
     return block.text(), [nid for nid in g.nodes if nid in done]
 
 
-def restore_context(view: HookView, settings: Settings, source: str, summary: str | None = None) -> str:
+def restore_context(view: HookView, settings: Settings, source: str, summary: str | None = None,
+                    ranked: RestoreView | None = None) -> str:
     """The restore block for a hook view (``inject.DocView``); the ledger restarts from
-    what the block shows (:func:`rolling_graph.render.inject.restart_ledger`)."""
+    what the block shows (:func:`rolling_graph.render.inject.restart_ledger`). ``ranked``:
+    the graph's view kept beside it, as :func:`restore_block` takes it."""
     from rolling_graph.render.inject import restart_ledger
 
     doc = view.graph()
-    text, shown = restore_block(doc, settings.render, source, summary=summary)
+    text, shown = restore_block(doc, settings.render, source, summary=summary, view=ranked)
     restart_ledger(view, doc, shown)
     return text

@@ -17,6 +17,7 @@ from rolling_graph.render.rank import best_first, facts_of, is_removed, recency_
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import Any
 
     from rolling_graph.core.types import GraphDoc
     from rolling_graph.render.rank import RankSettings
@@ -78,10 +79,46 @@ def short_date(stamp: object) -> str:
     return f"{_MONTHS[int(month) - 1]} {int(day)}"
 
 
+#: What a view holds besides the graph's nodes: all of it a function of the graph and the
+#: ranking's settings, so it can be kept beside the graph (:mod:`rolling_graph.render.view_cache`),
+#: with the type each has there.
+STATE: tuple[tuple[str, type], ...] = (
+    ("hidden", set), ("supersedes", dict), ("rejects", dict), ("tested_by", dict), ("rejected_words", set),
+    ("_rejected_prefixes", tuple), ("removed", set), ("noise", set), ("approved", list), ("kind", dict),
+    ("by_kind", dict), ("paths", dict), ("score", dict), ("order", list),
+)
+
+
 class RestoreView:
     """The graph as the restore block reads it, in one pass over nodes and the few edge
     kinds it needs: the nodes in force, ranked once; what supersedes, rejects and tests what;
     files' paths; and the words of rejected options."""
+
+    hidden: set[str]
+    _rejected_prefixes: tuple[str, ...]
+
+    def state(self) -> tuple[Any, ...]:
+        """Everything :data:`STATE` names, in its order (:meth:`restored` takes it back)."""
+        return tuple(getattr(self, name) for name, _ in STATE)
+
+    @classmethod
+    def restored(cls, doc: GraphDoc, state: object) -> RestoreView | None:
+        """The view of ``doc`` from the :meth:`state` of a view of the same graph, or None when
+        ``state`` is not the shape one is (every part of its type; the ranked ids, its kinds and
+        its scores the same ids, all of them ``doc``'s nodes)."""
+        if not isinstance(state, tuple) or len(state) != len(STATE):
+            return None
+        if not all(type(value) is kind for value, (_, kind) in zip(state, STATE, strict=True)):
+            return None
+        view = cls.__new__(cls)
+        view.nodes = nodes = doc["nodes"]
+        view.mixed = True
+        for (name, _), value in zip(STATE, state, strict=True):
+            setattr(view, name, value)
+        order = view.order
+        if not (len(order) == len(view.kind) == len(view.score) and all(nid in nodes and nid in view.kind for nid in order)):
+            return None
+        return view
 
     def __init__(self, doc: GraphDoc, r: RankSettings) -> None:
         self.nodes = nodes = doc["nodes"]

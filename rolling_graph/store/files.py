@@ -14,6 +14,9 @@ Files, in ``$ROLLING_GRAPH_HOME/sessions/``:
 * ``<sid>.branches.cache`` — every node and its adjacency as records of their own, for a
   prompt that names a topic (:mod:`rolling_graph.store.branches`): derived like the graph cache,
   written by the processes that are not a hook (:data:`WRITE_BRANCHES`).
+* ``<sid>.view.cache``    — the restore block's ranked view after a compaction
+  (:mod:`rolling_graph.render.view_cache`): one of the :data:`DERIVED` caches, written like the
+  branch cache.
 * ``<sid>.journal.jsonl`` — the write-ahead journal (:mod:`rolling_graph.store.journal`).
 * ``<sid>.lock``          — the inter-process lock (``fcntl.flock``) guarding all three.
 
@@ -38,6 +41,7 @@ from rolling_graph.store.atomic import FileLock, read_json, write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from datetime import datetime
     from pathlib import Path
 
@@ -51,6 +55,11 @@ STATE_KEYS = ("gate", "ledger", "counters")
 #: The hook process turns it off (``rolling_graph.hook.main``): building it costs a
 #: 2,000-node graph ~4 ms, which the detached writers pay instead.
 WRITE_BRANCHES = True
+#: Caches derived from the graph that a layer above the store makes (file suffix → the bytes
+#: of the cache of a graph, written to the graph file of the given signature): written with
+#: the branch cache, by the processes that are not a hook, once one installs its own
+#: (the probe: :func:`rolling_graph.render.view_cache.install`).
+DERIVED: dict[str, Callable[[GraphDoc, tuple[int, int, int]], bytes]] = {}
 #: Whether the graph's read cache is written with equal strings shared (a third smaller, reads
 #: ~1.5 ms faster, :func:`rolling_graph.store.graph_cache.shared_values`). The hook process
 #: turns it off too: sharing walks every value, ~6 ms for a new session's 400 nodes and ~20 ms
@@ -91,6 +100,9 @@ class SessionFiles:
             self.settings, home = settings, settings.home_dir
         self.dir = os.path.join(home, "sessions")
         self._bad_graph: dict[str, str] = {}  # why a graph file was refused, for its rebuild's note
+        #: The signature (:func:`rolling_graph.store.graph_cache.signature`) of the graph file
+        #: each session's graph was last read from or written to by this object.
+        self.read_from: dict[str, tuple[int, int, int]] = {}
 
     # -- paths -----------------------------------------------------------------------
     def path(self, sid: str, suffix: str) -> str:
@@ -184,8 +196,10 @@ class SessionFiles:
             return None
         from rolling_graph.store import graph_cache
 
+        self.read_from.pop(sid, None)
         cached = graph_cache.read(self.path(sid, "graph.cache"), st)
         if cached is not None:
+            self.read_from[sid] = graph_cache.signature(st)
             return cached
         raw = read_json(gpath)
         if raw is None or raw.get("version") != SCHEMA_VERSION or not isinstance(raw.get("nodes"), dict):
@@ -196,21 +210,28 @@ class SessionFiles:
         if why and journal_mod.journal_size(self.path(sid, "journal.jsonl")):
             self._bad_graph[sid] = why  # a value of the wrong type: the journal says what it was
             return None
-        return normalize_graph(raw, sid)  # (no journal to rebuild from: made to fit, field by field)
+        graph = normalize_graph(raw, sid)  # (no journal to rebuild from: made to fit, field by field)
+        if graph_cache.signature(os.stat(gpath)) == graph_cache.signature(st):  # the file read is the one stat saw
+            self.read_from[sid] = graph_cache.signature(st)
+        return graph
 
     def _write_graph(self, sid: str, graph: GraphDoc) -> None:
         """Graph file (durable), then its read cache and the hook index (derived)."""
         from rolling_graph.store import graph_cache
 
         gpath = self.path(sid, "graph.json")
+        self.read_from.pop(sid, None)
         write_atomic(gpath, dumps(graph))
         try:
             signature = graph_cache.signature(os.stat(gpath))
+            self.read_from[sid] = signature
             write_atomic(self.path(sid, "graph.cache"), graph_cache.blob(graph, signature, share=SHARE_CACHE_VALUES), durable=False)
             if WRITE_BRANCHES:
                 from rolling_graph.store import branches
 
                 write_atomic(self.path(sid, "branches.cache"), branches.build(graph, signature), durable=False)
+                for suffix, build in DERIVED.items():
+                    write_atomic(self.path(sid, suffix), build(graph, signature), durable=False)
         except (OSError, ValueError):  # no cache: readers parse the JSON
             pass
         self.write_index(sid, graph)
@@ -301,10 +322,12 @@ class SessionFiles:
         jpath = self.path(sid, "journal.jsonl")
         if parsed is not None and os.path.exists(jpath) and parsed.get("journal_bytes") == journal_mod.journal_size(jpath):
             graph = graph_part(parsed)  # type: ignore[arg-type]  # a graph, or a whole document: its graph part
+            self.read_from.pop(sid, None)  # (read by someone else, from a file this object did not see)
         elif os.path.exists(self.path(sid, "graph.json")) or os.path.exists(jpath):
             graph = self.load_graph_locked(sid)
         else:
             graph = new_graph(sid)
+            self.read_from.pop(sid, None)
         return {**graph, **self.load_state(sid)}
 
     def read_journal(self, sid: str) -> list[JournalEntry]:

@@ -1,0 +1,105 @@
+"""The restore block's view of a session's graph after a compaction, kept beside the graph
+(``<sid>.view.cache``): what :class:`rolling_graph.render.view.RestoreView` finds in the
+graph, every node in force ranked with the ``compact`` preset included.
+
+The ``SessionStart`` hook after a compaction renders the block while the user waits; ranking a
+2,000-node graph is ~10 ms of it, and the view depends on the graph alone (Claude's summary only
+reweighs names afterwards). So the processes that write the graph outside a hook (the probe, the
+worker that runs at ``PreCompact``) leave the view beside it, and the hook takes it when it was
+made from the very graph file it read (inode, size, mtime, as the graph's read cache) by the
+very code that would rank it now (the signatures of the modules that compute it, the preset's
+settings, this Python). Otherwise, or when the file is missing, unreadable or not of a view's
+shape, the hook ranks the graph itself. Derived, never fsynced.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from rolling_graph.render.rank import PRESETS as RANK_PRESETS
+from rolling_graph.render.view import RestoreView
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from rolling_graph.core.types import GraphDoc
+    from rolling_graph.store.files import SessionFiles
+    from rolling_graph.store.graph_cache import Signature
+
+#: The cache file's suffix beside the session's graph (``<sid>.view.cache``).
+SUFFIX = "view.cache"
+#: Changes when the file's layout does.
+TAG = "rolling-graph-view-cache-1"
+#: The ranking preset of the block after a compaction (:func:`rolling_graph.render.restore.restore_block`).
+PRESET = "compact"
+#: The modules whose code makes a view: an edit or an upgrade of any of them makes every view
+#: kept before it stale.
+CODE = ("rolling_graph.render.view", "rolling_graph.render.rank", "rolling_graph.render.layout", "rolling_graph.core.focus",
+        "rolling_graph.core.vocabulary", "rolling_graph.core.filepaths", "rolling_graph.core.model")
+
+
+def code_key() -> tuple[Any, ...]:
+    """What names the code and settings a view is made with."""
+    import marshal
+
+    files = []
+    for name in CODE:
+        path = getattr(sys.modules.get(name), "__file__", None) or ""
+        try:
+            st = os.stat(path)
+        except OSError:
+            files.append((path, 0, 0, 0))
+        else:
+            files.append((path, st.st_ino, st.st_size, st.st_mtime_ns))
+    return (TAG, marshal.version, *sys.version_info[:2], repr(RANK_PRESETS[PRESET]), *files)
+
+
+def build(graph: GraphDoc, made_from: Signature) -> bytes:
+    """The cache of ``graph``'s view, as written to the graph file ``made_from`` names."""
+    import marshal
+
+    return marshal.dumps((code_key(), made_from, RestoreView(graph, RANK_PRESETS[PRESET]).state()))
+
+
+def read(path: str, doc: GraphDoc, made_from: Signature | None) -> RestoreView | None:
+    """The view of ``doc`` kept at ``path``, if it was made from the graph file ``made_from``
+    names (the one ``doc`` was read from) by this code; else None."""
+    if made_from is None:
+        return None
+    import marshal
+
+    try:
+        with open(path, "rb") as fh:
+            key, signature, state = marshal.loads(fh.read())
+    except (OSError, EOFError, ValueError, TypeError):
+        return None
+    if signature != made_from or key != code_key():
+        return None
+    return RestoreView.restored(doc, state)
+
+
+def install() -> None:
+    """Have this process's graph writes leave the view beside the graph (a process that is
+    not a hook: :data:`rolling_graph.store.files.WRITE_BRANCHES`)."""
+    from rolling_graph.store import files
+
+    files.DERIVED[SUFFIX] = build
+
+
+def refresh(files: SessionFiles, sid: str) -> bool:
+    """Make the view beside ``sid``'s graph current (the worker at ``PreCompact``: whoever
+    wrote the graph last may have been a hook, which writes none). Returns whether it wrote."""
+    from rolling_graph.store.atomic import write_atomic
+
+    try:
+        graph = files.load_graph(sid)
+        made_from = files.read_from.get(sid)
+        path = files.path(sid, SUFFIX)
+        if made_from is None or not graph["nodes"] or read(path, graph, made_from) is not None:
+            return False
+        write_atomic(path, build(graph, made_from), durable=False)
+    except OSError:  # a cache: the hook ranks the graph itself
+        return False
+    return True

@@ -1,0 +1,198 @@
+"""The restore block's ranked view kept beside the graph (``<sid>.view.cache``): the same block
+as ranking the graph afresh, taken only for the very graph file and code it was made from, and
+written by the processes that are not a hook."""
+
+from __future__ import annotations
+
+import marshal
+import sys
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+from restore_support import R, billing_session
+
+from rolling_graph.core.config import load_settings, replace
+from rolling_graph.core.model import make_node
+from rolling_graph.render import rank, restore, view_cache
+from rolling_graph.render.view import RestoreView
+from rolling_graph.store import files as sidecar_files
+from rolling_graph.store.sidecar import SidecarStore
+
+SID = "view-1"
+SUMMARY = "We are fixing double proration; apply_plan_change is where proration happens now."
+
+
+@pytest.fixture(autouse=True)
+def derived(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test installs the view's writer in a registry of its own."""
+    monkeypatch.setattr(sidecar_files, "DERIVED", {})
+
+
+def a_session(doc: dict[str, Any]) -> SidecarStore:
+    """A session holding ``doc``'s nodes and edges, written as the probe writes (view installed)."""
+    view_cache.install()
+    store = SidecarStore(load_settings())
+    ops = [{"op": "add", "path": f"/nodes/{nid}", "value": node} for nid, node in doc["nodes"].items()]
+    ops += [{"op": "add", "path": f"/edges/{key}", "value": edge} for key, edge in doc["edges"].items()]
+    with store.transaction(SID) as session:
+        session["project"] = doc["project"]
+        store.commit_ops(session, ops, kind="patch", rationale="the probe's patch")
+    return store
+
+
+def kept(store: SidecarStore) -> RestoreView | None:
+    doc = store.load(SID)
+    return view_cache.read(store.files.path(SID, view_cache.SUFFIX), doc, store.files.read_from.get(SID))
+
+
+@pytest.mark.parametrize("budget", [800, 400, 150])
+@pytest.mark.parametrize("fillers", [0, 60])
+def test_a_kept_view_renders_the_block_a_fresh_ranking_renders(budget: int, fillers: int) -> None:
+    store = a_session(billing_session(fillers))
+    view = kept(store)
+    assert view is not None, "the probe's write left the view beside the graph"
+    doc = store.load(SID)
+    fresh = restore.restore_block(doc, R, "compact", summary=SUMMARY, budget_tokens=budget)
+    assert restore.restore_block(doc, R, "compact", summary=SUMMARY, budget_tokens=budget, view=view) == fresh
+    assert fresh[1] and "invoices for annual plans" in fresh[0]
+
+
+def test_the_view_is_used_only_where_the_compact_ranking_is() -> None:
+    store = a_session(billing_session(20))
+    doc = store.load(SID)
+    # A forged view (one name dropped from it) shows that the block is rendered from it...
+    view = kept(store)
+    assert view is not None
+    state = dict(zip([name for name, _ in view_state_names()], view.state(), strict=True))
+    for part in ("kind", "score", "paths"):
+        state[part].pop("n3", None)
+    state["order"].remove("n3")
+    state["by_kind"]["symbol"].remove("n3")
+    forged = RestoreView.restored(doc, tuple(state.values()))
+    assert forged is not None
+    assert "customer_factory" in restore.restore_block(doc, R, "compact", summary=SUMMARY)[0]
+    assert "customer_factory" not in restore.restore_block(doc, R, "compact", summary=SUMMARY, view=forged)[0]
+    # ... and only after a compaction with a summary, with the preset's own ranking.
+    assert "customer_factory" in restore.restore_block(doc, R, "resume", view=forged)[0]
+    assert "customer_factory" in restore.restore_block(doc, R, "compact", view=forged)[0]
+    assert "customer_factory" in restore.restore_block(doc, R, "compact", summary=SUMMARY, view=forged,
+                                                       rank_settings=rank.PRESETS["compact"])[0]
+
+
+def view_state_names() -> tuple[tuple[str, type], ...]:
+    from rolling_graph.render.view import STATE
+
+    return STATE
+
+
+def test_a_graph_a_hook_writes_leaves_the_view_stale_and_it_is_not_taken(monkeypatch: pytest.MonkeyPatch) -> None:
+    store = a_session(billing_session())
+    cache = Path(store.files.path(SID, view_cache.SUFFIX))
+    before = cache.read_bytes()
+    monkeypatch.setattr(sidecar_files, "WRITE_BRANCHES", False)  # as rolling_graph.hook.main sets it
+    extra = make_node("ledger_export", "technical", "symbol")
+    store.apply_ops(SID, [{"op": "add", "path": f"/nodes/{extra['id']}", "value": extra}], kind="patch", rationale="a hook's write")
+    assert cache.read_bytes() == before, "the hook did not pay for the view"
+    assert kept(store) is None, "made from another graph file: ignored"
+    assert view_cache.refresh(store.files, SID) is True, "the worker at PreCompact makes it current"
+    view = kept(store)
+    assert view is not None and extra["id"] in view.order
+    assert view_cache.refresh(store.files, SID) is False, "current: left alone"
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "other graph", "not a view", "foreign id", "short"])
+def test_a_damaged_or_foreign_view_is_not_taken(damage: str) -> None:
+    store = a_session(billing_session())
+    cache = Path(store.files.path(SID, view_cache.SUFFIX))
+    key, made_from, state = marshal.loads(cache.read_bytes())
+    if damage == "garbage":
+        cache.write_bytes(b"\x00not marshal at all")
+    elif damage == "truncated":
+        cache.write_bytes(cache.read_bytes()[:100])
+    elif damage == "empty":
+        cache.write_bytes(b"")
+    elif damage == "other graph":
+        cache.write_bytes(marshal.dumps((key, (made_from[0] + 1, *made_from[1:]), state)))
+    elif damage == "not a view":
+        cache.write_bytes(marshal.dumps((key, made_from, ({}, [], "x"))))
+    elif damage == "foreign id":
+        order = [*state[-1], "not-in-the-graph"]
+        cache.write_bytes(marshal.dumps((key, made_from, (*state[:-1], order))))
+    else:
+        cache.write_bytes(marshal.dumps((key, made_from, state[:-1])))
+    assert kept(store) is None
+    doc = store.load(SID)
+    assert restore.restore_block(doc, R, "compact", summary=SUMMARY, view=kept(store))[0].count("apply_plan_change")
+
+
+def test_other_ranking_settings_or_an_edited_module_make_the_view_stale(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    module = tmp_path / "ranking_part.py"
+    module.write_text("X = 1\n")
+    fake = types.ModuleType("ranking_part")
+    fake.__file__ = str(module)
+    monkeypatch.setitem(sys.modules, "ranking_part", fake)
+    monkeypatch.setattr(view_cache, "CODE", (*view_cache.CODE, "ranking_part"))
+    store = a_session(billing_session())
+    assert kept(store) is not None
+    module.write_text("X = 22\n")  # an edit (or an upgrade) of code that ranks
+    assert kept(store) is None
+    assert view_cache.refresh(store.files, SID) is True and kept(store) is not None
+    presets = dict(rank.PRESETS)
+    presets["compact"] = replace(rank.PRESETS["compact"], rrf_k=rank.PRESETS["compact"].rrf_k + 1)
+    monkeypatch.setattr(view_cache, "RANK_PRESETS", presets)
+    assert kept(store) is None
+
+
+def test_a_session_start_after_a_compaction_renders_from_the_view_the_probe_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    from rolling_graph import hook
+
+    store = a_session(billing_session(20))
+    monkeypatch.setenv("ROLLING_GRAPH_PROBE_MODE", "async")
+    monkeypatch.setattr(hook, "_start_probe", lambda store, settings, sid: None)
+    transcript = tmp_path / "t.jsonl"
+    transcript.write_text(json.dumps({"type": "user", "isCompactSummary": True, "message": {"role": "user", "content": SUMMARY}}) + "\n")
+    payload = {"session_id": SID, "cwd": str(tmp_path), "source": "compact", "transcript_path": str(transcript)}
+
+    def block() -> str:
+        out = hook.handle_event("session-start", payload)
+        return str(((out or {}).get("hookSpecificOutput") or {}).get("additionalContext") or "")
+
+    cache = Path(store.files.path(SID, view_cache.SUFFIX))
+    with_view = block()
+    genuine = cache.read_bytes()
+    cache.unlink()
+    assert block() == with_view and "customer_factory" in with_view
+    key, made_from, state = marshal.loads(genuine)
+    names = [name for name, _ in view_state_names()]
+    parts = dict(zip(names, state, strict=True))
+    for part in ("kind", "score", "paths"):
+        parts[part].pop("n3", None)
+    parts["order"].remove("n3")
+    parts["by_kind"]["symbol"].remove("n3")
+    cache.write_bytes(marshal.dumps((key, made_from, tuple(parts.values()))))
+    assert "customer_factory" not in block(), "the hook read the view beside the graph"
+
+
+@pytest.mark.parametrize("trigger", ["pre-compact", "session-end"])
+def test_the_worker_at_pre_compact_leaves_the_view_of_the_graph_a_hook_wrote_last(
+    trigger: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rolling_graph import worker
+
+    monkeypatch.setattr(sidecar_files, "WRITE_BRANCHES", False)  # the hook writes the graph last
+    store = a_session(billing_session())
+    monkeypatch.setattr(sidecar_files, "DERIVED", {})  # (a fresh worker process has installed nothing)
+    cache = Path(store.files.path(SID, view_cache.SUFFIX))
+    assert not cache.exists()
+    monkeypatch.setenv("ROLLING_GRAPH_WARM", "on")
+    monkeypatch.setenv("ROLLING_GRAPH_DSN", "host=/nonexistent-rgraph-test port=1 connect_timeout=1")
+    assert worker.main(["finish", "--session", SID, "--trigger", trigger]) == 0
+    assert "queued" in capsys.readouterr().out  # the reconcile waits for the database, as before
+    if trigger == "pre-compact":
+        assert kept(store) is not None, "the SessionStart after the compaction finds the view"
+    else:
+        assert not cache.exists(), "no compaction follows a session's end"
