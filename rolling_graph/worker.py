@@ -65,11 +65,12 @@ def cmd_finish(settings: Settings, session_id: str, trigger: str) -> int:
     """A flush: the session's pending events are probed first, so the warm graph gets the
     final hot graph."""
     from rolling_graph.probe.runner import drain
+    from rolling_graph.render import view_cache
 
+    view_cache.install()  # each graph the probe writes leaves the restore block's ranked view beside it
     probes = drain(settings, session_id)
     _emit({"op": "probe", "session": session_id, "probes": probes})
     if trigger == "pre-compact":  # the SessionStart after the compaction takes the graph's ranked view
-        from rolling_graph.render import view_cache
         from rolling_graph.store.sidecar import SidecarStore
 
         view_cache.refresh(SidecarStore(settings).files, session_id)

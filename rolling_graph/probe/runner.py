@@ -327,9 +327,7 @@ def _apply(
 
 
 def run_probe(settings: Settings, sid: str) -> int:
-    """Probe until no batch is pending (bounded rounds). Returns the number of probes run.
-    Outside a hook, each graph it writes leaves the restore block's ranked view beside it."""
-    view_cache.install()
+    """Probe until no batch is pending (bounded rounds). Returns the number of probes run."""
     store = SidecarStore(settings)
     rounds = 0
     while rounds < settings.probe.max_rounds:
@@ -390,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     lower_priority()
+    view_cache.install()  # each graph it writes leaves the restore block's ranked view beside it
     try:
         settings = load_settings()
         rounds = run_probe(settings, args.session)

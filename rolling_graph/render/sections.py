@@ -36,8 +36,9 @@ class RestoreSettings(_Strategy):
     #: give): next to Claude's summary, the names are what a memory gives back best.
     names_share = 0.45
     earlier_requests = 2
-    #: Done tasks: ``list`` them after the open ones, or ``count`` them (``· 3 done``): a
-    #: new session needs what the last one left open, not what it finished.
+    #: Done tasks: ``list`` them after the open ones, or ``count`` them (``Open tasks (3 done):
+    #: …``, ``Tasks: all 3 done``): a new session needs what the last one left open, not what
+    #: it finished.
     done_tasks = "list"
     request_chars = 160
     earlier_request_chars = 90
@@ -157,6 +158,11 @@ def add_tasks(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]
     tasks.sort(key=order)
     head = "Open tasks: " if any(status != "done" for status, _ in tasks) else "Tasks (all done): "
     done = sum(status == "done" for status, _ in tasks)
+    if s.done_tasks == "count" and len(tasks) == done:
+        # Nothing open: that is what the line says (the last request is not waiting); what was
+        # finished is history, and its labels cost names (docs/measurements.md, "startup").
+        sec.add(f"Tasks: all {done} done")
+        return
     if s.done_tasks == "count" and len(tasks) > done:
         tasks = tasks[: len(tasks) - done]  # done ones sort last
         head = f"Open tasks ({done} done): " if done else head

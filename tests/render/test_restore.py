@@ -40,11 +40,14 @@ def test_a_new_session_lists_what_the_last_one_left_open_and_counts_what_it_fini
         assert "t-done" not in shown and "reproduce with the fixture customer" not in text
     # After a compaction the session's own finished tasks are still listed (what is done).
     assert "[done] reproduce with the fixture customer" in restore_block(doc, R, "compact")[0]
-    # Nothing open: the done tasks are the list.
+    # Nothing open: the line says so, and lists none of them (the last request is not waiting).
     for nid in ("t-now", "t-next"):
         doc["nodes"][nid]["facts"]["status"] = "completed"
-    text, _ = restore_block(doc, R, "startup")
-    assert "Tasks (all done): [done] " in text
+    text, shown = restore_block(doc, R, "startup")
+    assert "Tasks: all 4 done" in lines(text) and "[done]" not in text
+    assert not {"t-done", "t-done-2", "t-now", "t-next"} & set(shown)
+    # Without the count (the default preset, a resumed session): the done tasks are the list.
+    assert "Tasks (all done): [done] " in restore_block(doc, R, "resume")[0]
 
 
 def test_a_superseded_decision_is_shown_only_as_superseded() -> None:

@@ -196,3 +196,26 @@ def test_the_worker_at_pre_compact_leaves_the_view_of_the_graph_a_hook_wrote_las
         assert kept(store) is not None, "the SessionStart after the compaction finds the view"
     else:
         assert not cache.exists(), "no compaction follows a session's end"
+
+
+def test_the_detached_probe_leaves_the_view_of_each_graph_it_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conftest import prompt_payload
+
+    from rolling_graph import hook
+    from rolling_graph.probe import runner
+
+    monkeypatch.setattr(sidecar_files, "WRITE_BRANCHES", False)  # the session's graph as hooks wrote it
+    store = a_session(billing_session())
+    monkeypatch.setattr(sidecar_files, "DERIVED", {})  # (a fresh probe process has installed nothing)
+    Path(store.files.path(SID, view_cache.SUFFIX)).unlink(missing_ok=True)
+    monkeypatch.setenv("ROLLING_GRAPH_PROBE_MODE", "async")
+    monkeypatch.setattr(hook, "_start_probe", lambda store, settings, sid: None)
+    hook.handle_event("user-prompt-submit", prompt_payload(SID, "We decided to keep proration in apply_plan_change; "
+                                                                "use Decimal for every amount in billing/proration.py."))
+    assert store.load_state(SID)["gate"]["pending"], "a prompt the probe is to read"
+    monkeypatch.setattr(sidecar_files, "WRITE_BRANCHES", True)  # a process that is not a hook
+    assert runner.main(["--session", SID]) == 0
+    view = kept(store)
+    assert view is not None, "the probe's graph has its view beside it"
+    assert restore.restore_block(store.load(SID), R, "compact", summary=SUMMARY, view=view) == \
+        restore.restore_block(store.load(SID), R, "compact", summary=SUMMARY)
