@@ -8,8 +8,9 @@ Cases, each against a 2,000-node session whose project has a full resume snapsho
 
 - ``startup``: a new session builds its hot graph from the snapshot and injects it;
 - ``resume``: the 2,000-node session is resumed (snapshot merged in, full LOD block);
-- ``compact``: after compaction: the summary is read from the transcript's tail, queued
-  for the probe, and the block re-injected;
+- ``compact``: after compaction (right after ``pre-compact``, as in Claude Code): the summary
+  is read from the transcript's tail, queued for the probe, and the block re-injected from the
+  graph's ranked view that the work ``pre-compact`` started left beside it;
 - ``pre-compact`` and ``session-end``: start the detached probe-then-reconcile and return.
 
 The detached work the hooks start (probe, reconcile, recover) is not timed, but the
@@ -87,8 +88,10 @@ def main() -> int:
         "python -c pass": lambda: ([sys.executable, "-c", "pass"], b""),
         "session-start startup": lambda: start("startup", f"bench-new-{uuid.uuid4().hex[:8]}"),
         "session-start resume": lambda: start("resume"),
-        "session-start compact": lambda: start("compact"),
+        # In Claude Code's order: PreCompact, then (Claude's summary) the SessionStart after the
+        # compaction, which finds the graph's ranked view that PreCompact's work left.
         "pre-compact": lambda: flush("pre-compact", {"trigger": "auto"}),
+        "session-start compact": lambda: start("compact"),
         "session-end": lambda: flush("session-end", {"reason": "other"}),
     }
     results: dict[str, list[tuple[float, int]]] = {k: [] for k in cases}

@@ -79,19 +79,22 @@ def _output(event_name: str, text: str, system_message: str | None = None) -> Ho
     return out or None
 
 
-def _start_probe(store: SidecarStore, settings: Settings, sid: str) -> None:
-    """Run the probe now (sync) or detached (async); coalesce with a running one."""
+def _start_probe(store: SidecarStore, settings: Settings, sid: str, view: bool = False) -> None:
+    """Run the probe now (sync) or detached (async); coalesce with a running one. ``view``:
+    a detached one then leaves the restore block's ranked view beside the graph (``PreCompact``
+    with the warm graph off; the worker's ``finish`` does it otherwise), even when one runs."""
     if settings.probe.mode == "sync":
         from rolling_graph.probe.runner import run_probe
 
         run_probe(settings, sid)
         return
-    if store.probe_running(sid):
+    if store.probe_running(sid) and not view:
         return  # the running probe takes our batch before it exits
     env = settings.child_env()
     from rolling_graph.core.detach import python_module, spawn_later
 
-    spawn_later(python_module("rolling_graph.probe.runner"), ["--session", sid], os.path.join(settings.home_dir, "logs", "probe.log"), env)
+    spawn_later(python_module("rolling_graph.probe.runner"), ["--session", sid, *(["--view"] if view else [])],
+                os.path.join(settings.home_dir, "logs", "probe.log"), env)
 
 
 def _ensure_session(store: SidecarStore, sid: str, event: Payload) -> None:
@@ -244,7 +247,7 @@ def on_flush(store: SidecarStore, settings: Settings, sid: str, trigger: str) ->
     if settings.warm:
         warm.spawn_worker(settings, ["finish", "--session", sid, "--trigger", trigger])
     else:
-        _start_probe(store, settings, sid)
+        _start_probe(store, settings, sid, view=trigger == "pre-compact")
 
 
 def _request_probe(store: SidecarStore, sid: str, reason: str) -> bool:

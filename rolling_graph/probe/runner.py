@@ -385,15 +385,19 @@ def _hand_over(settings: Settings, sid: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rolling_graph.probe.runner", description="Run the probe for one session.")
     parser.add_argument("--session", required=True)
+    parser.add_argument("--view", action="store_true",
+                        help="then leave the restore block's ranked view beside the graph (PreCompact, warm graph off)")
     args = parser.parse_args(argv)
 
     lower_priority()
-    view_cache.install()  # each graph it writes leaves the restore block's ranked view beside it
     try:
         settings = load_settings()
-        rounds = run_probe(settings, args.session)
+        # Before the view: everything pending probed, and a running probe's patch applied (a flush).
+        rounds = drain(settings, args.session) if args.view else run_probe(settings, args.session)
         if rounds >= settings.probe.max_rounds:
             _hand_over(settings, args.session)
+        if args.view:
+            view_cache.refresh(SidecarStore(settings).files, args.session)
     except ConfigError as exc:
         print(f"rolling-graph probe: {exc}", file=sys.stderr)
         return 1

@@ -4,12 +4,14 @@ graph, every node in force ranked with the ``compact`` preset included.
 
 The ``SessionStart`` hook after a compaction renders the block while the user waits; ranking a
 2,000-node graph is ~10 ms of it, and the view depends on the graph alone (Claude's summary only
-reweighs names afterwards). So the processes that write the graph outside a hook (the probe, the
-worker that runs at ``PreCompact``) leave the view beside it, and the hook takes it when it was
-made from the very graph file it read (inode, size, mtime, as the graph's read cache) by the
-very code that would rank it now (the signatures of the modules that compute it, the preset's
-settings, this Python). Otherwise, or when the file is missing, unreadable or not of a view's
-shape, the hook ranks the graph itself. Derived, never fsynced.
+reweighs names afterwards). What ``PreCompact`` starts (the worker's ``finish``, or with the warm
+graph off the probe) probes what is pending and then leaves the view of the final graph beside
+it (:func:`refresh`), outside the session's lock, while Claude writes its summary; the hook takes
+it when it was made from the very graph file it read (inode, size, mtime, as the graph's read
+cache) by the very code that would rank it now (the signatures of the modules that compute it,
+the preset's settings, this Python). Otherwise (a graph written since, a compaction whose
+``PreCompact`` work has not finished, a file missing, unreadable or not of a view's shape) the
+hook ranks the graph itself. Derived, never fsynced.
 """
 
 from __future__ import annotations
@@ -80,17 +82,9 @@ def read(path: str, doc: GraphDoc, made_from: Signature | None) -> RestoreView |
     return RestoreView.restored(doc, state)
 
 
-def install() -> None:
-    """Have this process's graph writes leave the view beside the graph (a process that is
-    not a hook: :data:`rolling_graph.store.files.WRITE_BRANCHES`)."""
-    from rolling_graph.store import files
-
-    files.DERIVED[SUFFIX] = build
-
-
 def refresh(files: SessionFiles, sid: str) -> bool:
-    """Make the view beside ``sid``'s graph current (the worker at ``PreCompact``: whoever
-    wrote the graph last may have been a hook, which writes none). Returns whether it wrote."""
+    """Make the view beside ``sid``'s graph current (a graph file written since it was made
+    gets a view of its own). Returns whether it wrote one."""
     from rolling_graph.store.atomic import write_atomic
 
     try:

@@ -14,9 +14,8 @@ Files, in ``$ROLLING_GRAPH_HOME/sessions/``:
 * ``<sid>.branches.cache`` — every node and its adjacency as records of their own, for a
   prompt that names a topic (:mod:`rolling_graph.store.branches`): derived like the graph cache,
   written by the processes that are not a hook (:data:`WRITE_BRANCHES`).
-* ``<sid>.view.cache``    — the restore block's ranked view after a compaction
-  (:mod:`rolling_graph.render.view_cache`): one of the :data:`DERIVED` caches, written like the
-  branch cache.
+* ``<sid>.view.cache``    — the restore block's ranked view for the ``SessionStart`` after a
+  compaction (:mod:`rolling_graph.render.view_cache`), left by what ``PreCompact`` starts.
 * ``<sid>.journal.jsonl`` — the write-ahead journal (:mod:`rolling_graph.store.journal`).
 * ``<sid>.lock``          — the inter-process lock (``fcntl.flock``) guarding all three.
 
@@ -41,7 +40,6 @@ from rolling_graph.store.atomic import FileLock, read_json, write_atomic
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from datetime import datetime
     from pathlib import Path
 
@@ -55,11 +53,6 @@ STATE_KEYS = ("gate", "ledger", "counters")
 #: The hook process turns it off (``rolling_graph.hook.main``): building it costs a
 #: 2,000-node graph ~4 ms, which the detached writers pay instead.
 WRITE_BRANCHES = True
-#: Caches derived from the graph that a layer above the store makes (file suffix → the bytes
-#: of the cache of a graph, written to the graph file of the given signature): written with
-#: the branch cache, by the processes that are not a hook, once one installs its own
-#: (the probe: :func:`rolling_graph.render.view_cache.install`).
-DERIVED: dict[str, Callable[[GraphDoc, tuple[int, int, int]], bytes]] = {}
 #: Whether the graph's read cache is written with equal strings shared (a third smaller, reads
 #: ~1.5 ms faster, :func:`rolling_graph.store.graph_cache.shared_values`). The hook process
 #: turns it off too: sharing walks every value, ~6 ms for a new session's 400 nodes and ~20 ms
@@ -230,8 +223,6 @@ class SessionFiles:
                 from rolling_graph.store import branches
 
                 write_atomic(self.path(sid, "branches.cache"), branches.build(graph, signature), durable=False)
-                for suffix, build in DERIVED.items():
-                    write_atomic(self.path(sid, suffix), build(graph, signature), durable=False)
         except (OSError, ValueError):  # no cache: readers parse the JSON
             pass
         self.write_index(sid, graph)

@@ -1,22 +1,24 @@
 """The restore block's ranked view kept beside the graph (``<sid>.view.cache``): the same block
 as ranking the graph afresh, taken only for the very graph file and code it was made from, and
-written by the processes that are not a hook."""
+left by what ``PreCompact`` starts (the worker's ``finish``, or with the warm graph off the probe)."""
 
 from __future__ import annotations
 
 import marshal
 import sys
+import time
 import types
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import run_hook
 from restore_support import R, billing_session
 
 from rolling_graph.core.config import load_settings, replace
 from rolling_graph.core.model import make_node
 from rolling_graph.render import rank, restore, view_cache
-from rolling_graph.render.view import RestoreView
+from rolling_graph.render.view import STATE, RestoreView
 from rolling_graph.store import files as sidecar_files
 from rolling_graph.store.sidecar import SidecarStore
 
@@ -24,21 +26,16 @@ SID = "view-1"
 SUMMARY = "We are fixing double proration; apply_plan_change is where proration happens now."
 
 
-@pytest.fixture(autouse=True)
-def derived(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test installs the view's writer in a registry of its own."""
-    monkeypatch.setattr(sidecar_files, "DERIVED", {})
-
-
-def a_session(doc: dict[str, Any]) -> SidecarStore:
-    """A session holding ``doc``'s nodes and edges, written as the probe writes (view installed)."""
-    view_cache.install()
+def a_session(doc: dict[str, Any], *, view: bool = True) -> SidecarStore:
+    """A session holding ``doc``'s nodes and edges; ``view``: and the view ``PreCompact``'s work leaves."""
     store = SidecarStore(load_settings())
     ops = [{"op": "add", "path": f"/nodes/{nid}", "value": node} for nid, node in doc["nodes"].items()]
     ops += [{"op": "add", "path": f"/edges/{key}", "value": edge} for key, edge in doc["edges"].items()]
     with store.transaction(SID) as session:
         session["project"] = doc["project"]
         store.commit_ops(session, ops, kind="patch", rationale="the probe's patch")
+    if view:
+        assert view_cache.refresh(store.files, SID)
     return store
 
 
@@ -47,12 +44,22 @@ def kept(store: SidecarStore) -> RestoreView | None:
     return view_cache.read(store.files.path(SID, view_cache.SUFFIX), doc, store.files.read_from.get(SID))
 
 
+def without_n3(state: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A forged view: ``customer_factory`` (node ``n3``) left out of it."""
+    parts = dict(zip([name for name, _ in STATE], state, strict=True))
+    for part in ("kind", "score", "paths"):
+        parts[part].pop("n3", None)
+    parts["order"].remove("n3")
+    parts["by_kind"]["symbol"].remove("n3")
+    return tuple(parts.values())
+
+
 @pytest.mark.parametrize("budget", [800, 400, 150])
 @pytest.mark.parametrize("fillers", [0, 60])
 def test_a_kept_view_renders_the_block_a_fresh_ranking_renders(budget: int, fillers: int) -> None:
     store = a_session(billing_session(fillers))
     view = kept(store)
-    assert view is not None, "the probe's write left the view beside the graph"
+    assert view is not None
     doc = store.load(SID)
     fresh = restore.restore_block(doc, R, "compact", summary=SUMMARY, budget_tokens=budget)
     assert restore.restore_block(doc, R, "compact", summary=SUMMARY, budget_tokens=budget, view=view) == fresh
@@ -65,12 +72,7 @@ def test_the_view_is_used_only_where_the_compact_ranking_is() -> None:
     # A forged view (one name dropped from it) shows that the block is rendered from it...
     view = kept(store)
     assert view is not None
-    state = dict(zip([name for name, _ in view_state_names()], view.state(), strict=True))
-    for part in ("kind", "score", "paths"):
-        state[part].pop("n3", None)
-    state["order"].remove("n3")
-    state["by_kind"]["symbol"].remove("n3")
-    forged = RestoreView.restored(doc, tuple(state.values()))
+    forged = RestoreView.restored(doc, without_n3(view.state()))
     assert forged is not None
     assert "customer_factory" in restore.restore_block(doc, R, "compact", summary=SUMMARY)[0]
     assert "customer_factory" not in restore.restore_block(doc, R, "compact", summary=SUMMARY, view=forged)[0]
@@ -81,12 +83,6 @@ def test_the_view_is_used_only_where_the_compact_ranking_is() -> None:
                                                        rank_settings=rank.PRESETS["compact"])[0]
 
 
-def view_state_names() -> tuple[tuple[str, type], ...]:
-    from rolling_graph.render.view import STATE
-
-    return STATE
-
-
 def test_a_graph_a_hook_writes_leaves_the_view_stale_and_it_is_not_taken(monkeypatch: pytest.MonkeyPatch) -> None:
     store = a_session(billing_session())
     cache = Path(store.files.path(SID, view_cache.SUFFIX))
@@ -94,9 +90,9 @@ def test_a_graph_a_hook_writes_leaves_the_view_stale_and_it_is_not_taken(monkeyp
     monkeypatch.setattr(sidecar_files, "WRITE_BRANCHES", False)  # as rolling_graph.hook.main sets it
     extra = make_node("ledger_export", "technical", "symbol")
     store.apply_ops(SID, [{"op": "add", "path": f"/nodes/{extra['id']}", "value": extra}], kind="patch", rationale="a hook's write")
-    assert cache.read_bytes() == before, "the hook did not pay for the view"
+    assert cache.read_bytes() == before, "a write of the graph does not pay for the view"
     assert kept(store) is None, "made from another graph file: ignored"
-    assert view_cache.refresh(store.files, SID) is True, "the worker at PreCompact makes it current"
+    assert view_cache.refresh(store.files, SID) is True, "PreCompact's work makes it current"
     view = kept(store)
     assert view is not None and extra["id"] in view.order
     assert view_cache.refresh(store.files, SID) is False, "current: left alone"
@@ -167,13 +163,7 @@ def test_a_session_start_after_a_compaction_renders_from_the_view_the_probe_left
     cache.unlink()
     assert block() == with_view and "customer_factory" in with_view
     key, made_from, state = marshal.loads(genuine)
-    names = [name for name, _ in view_state_names()]
-    parts = dict(zip(names, state, strict=True))
-    for part in ("kind", "score", "paths"):
-        parts[part].pop("n3", None)
-    parts["order"].remove("n3")
-    parts["by_kind"]["symbol"].remove("n3")
-    cache.write_bytes(marshal.dumps((key, made_from, tuple(parts.values()))))
+    cache.write_bytes(marshal.dumps((key, made_from, without_n3(state))))
     assert "customer_factory" not in block(), "the hook read the view beside the graph"
 
 
@@ -183,11 +173,8 @@ def test_the_worker_at_pre_compact_leaves_the_view_of_the_graph_a_hook_wrote_las
 ) -> None:
     from rolling_graph import worker
 
-    monkeypatch.setattr(sidecar_files, "WRITE_BRANCHES", False)  # the hook writes the graph last
-    store = a_session(billing_session())
-    monkeypatch.setattr(sidecar_files, "DERIVED", {})  # (a fresh worker process has installed nothing)
+    store = a_session(billing_session(), view=False)
     cache = Path(store.files.path(SID, view_cache.SUFFIX))
-    assert not cache.exists()
     monkeypatch.setenv("ROLLING_GRAPH_WARM", "on")
     monkeypatch.setenv("ROLLING_GRAPH_DSN", "host=/nonexistent-rgraph-test port=1 connect_timeout=1")
     assert worker.main(["finish", "--session", SID, "--trigger", trigger]) == 0
@@ -198,24 +185,38 @@ def test_the_worker_at_pre_compact_leaves_the_view_of_the_graph_a_hook_wrote_las
         assert not cache.exists(), "no compaction follows a session's end"
 
 
-def test_the_detached_probe_leaves_the_view_of_each_graph_it_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("flush", [True, False])
+def test_the_probe_a_flush_starts_leaves_the_view_of_the_graph_it_wrote(flush: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     from conftest import prompt_payload
 
     from rolling_graph import hook
     from rolling_graph.probe import runner
 
-    monkeypatch.setattr(sidecar_files, "WRITE_BRANCHES", False)  # the session's graph as hooks wrote it
-    store = a_session(billing_session())
-    monkeypatch.setattr(sidecar_files, "DERIVED", {})  # (a fresh probe process has installed nothing)
-    Path(store.files.path(SID, view_cache.SUFFIX)).unlink(missing_ok=True)
+    store = a_session(billing_session(), view=False)
     monkeypatch.setenv("ROLLING_GRAPH_PROBE_MODE", "async")
-    monkeypatch.setattr(hook, "_start_probe", lambda store, settings, sid: None)
+    monkeypatch.setattr(hook, "_start_probe", lambda store, settings, sid, view=False: None)
     hook.handle_event("user-prompt-submit", prompt_payload(SID, "We decided to keep proration in apply_plan_change; "
                                                                 "use Decimal for every amount in billing/proration.py."))
     assert store.load_state(SID)["gate"]["pending"], "a prompt the probe is to read"
-    monkeypatch.setattr(sidecar_files, "WRITE_BRANCHES", True)  # a process that is not a hook
-    assert runner.main(["--session", SID]) == 0
+    assert runner.main(["--session", SID, *(["--view"] if flush else [])]) == 0
+    assert not store.load_state(SID)["gate"]["pending"], "probed"
+    if not flush:  # a probe between two prompts pays for no view
+        assert not Path(store.files.path(SID, view_cache.SUFFIX)).exists()
+        return
     view = kept(store)
-    assert view is not None, "the probe's graph has its view beside it"
+    assert view is not None, "the final graph has its view beside it"
     assert restore.restore_block(store.load(SID), R, "compact", summary=SUMMARY, view=view) == \
         restore.restore_block(store.load(SID), R, "compact", summary=SUMMARY)
+
+
+def test_pre_compact_with_the_warm_graph_off_starts_the_probe_that_leaves_the_view(tmp_path: Path) -> None:
+    import os
+
+    store = a_session(billing_session(), view=False)
+    env = dict(os.environ, ROLLING_GRAPH_PROBE_MODE="async", ROLLING_GRAPH_WARM="off")
+    proc = run_hook("pre-compact", {"session_id": SID, "cwd": str(tmp_path), "hook_event_name": "PreCompact", "trigger": "auto"}, env=env)
+    assert proc.returncode == 0 and not proc.stderr
+    deadline = time.monotonic() + 30
+    while kept(store) is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert kept(store) is not None, "the detached probe left the view of the session's graph"
