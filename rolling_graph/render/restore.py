@@ -144,8 +144,7 @@ def restore_block(
     """
     compacted = source == "compact" and bool(summary)
     preset = "compact" if compacted else "startup" if source in ("startup", "clear") else "coding"
-    cached = view is not None and preset == "compact" and rank_settings is None
-    g = view if view is not None and cached else RestoreView(doc, rank_settings or RANK_PRESETS[preset])
+    g = view if view is not None and preset == "compact" and rank_settings is None else RestoreView(doc, rank_settings or RANK_PRESETS[preset])
     g.mixed = source not in ("startup", "clear")  # a new session's block: its tag says where every line comes from
     if not g.nodes:
         return "", []
