@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
@@ -339,20 +340,25 @@ def load_gold(fixtures_dir: Path) -> list[dict[str, Any]]:
 
 def run_evaluation(fixtures_dir: Path, budgets: Sequence[int] = (800, 400), names: Sequence[str] | None = None,
                    home: Path | None = None) -> dict[str, Any]:
-    """Replay every gold fixture at each budget (offline probe, sync, transcript clock) and score it."""
+    """Replay every gold fixture at each budget (offline probe, sync, transcript clock) and score it.
+    The replays' state directories are deleted afterwards unless ``home`` says where to keep them."""
     rows = []
     base = home or Path(tempfile.mkdtemp(prefix="rgraph-eval-"))
-    for gold in load_gold(fixtures_dir):
-        if names and gold["name"] not in names:
-            continue
-        paths = [fixtures_dir / f for f in gold["transcripts"]]
-        events = list(parse_transcripts(paths))
-        for budget in budgets:
-            options = replace(ReplayOptions(), budget=budget)
-            result = replay(paths, options=options, home=base / f"{gold['name']}-{budget}")
-            snapshots = dict(result.snapshots)
-            row = evaluate_fixture(gold, events, result.records, list(result.final_docs.values()), snapshots, budget)
-            row["events"] = len(result.records)
-            row["elapsed_s"] = round(result.elapsed_s, 2)
-            rows.append(row)
-    return {"budgets": list(budgets), "rows": rows, "home": str(base)}
+    try:
+        for gold in load_gold(fixtures_dir):
+            if names and gold["name"] not in names:
+                continue
+            paths = [fixtures_dir / f for f in gold["transcripts"]]
+            events = list(parse_transcripts(paths))
+            for budget in budgets:
+                options = replace(ReplayOptions(), budget=budget)
+                result = replay(paths, options=options, home=base / f"{gold['name']}-{budget}")
+                snapshots = dict(result.snapshots)
+                row = evaluate_fixture(gold, events, result.records, list(result.final_docs.values()), snapshots, budget)
+                row["events"] = len(result.records)
+                row["elapsed_s"] = round(result.elapsed_s, 2)
+                rows.append(row)
+    finally:
+        if home is None:
+            shutil.rmtree(base, ignore_errors=True)
+    return {"budgets": list(budgets), "rows": rows, "home": str(base) if home is not None else None}

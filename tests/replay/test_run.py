@@ -231,15 +231,22 @@ def test_replay_command_refuses_a_missing_file(tmp_path: Path) -> None:
     assert result.exit_code == 1
 
 
-def test_eval_command_reports_project_and_baselines(tmp_path: Path) -> None:
+def test_eval_command_reports_project_and_baselines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
     from rolling_graph.cli.eval import register
 
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     app = typer.Typer()
     register(app)
     app.command("noop")(lambda: None)
     result = CliRunner().invoke(app, ["eval", "--fixture", "reversals", "--budget", "400", "--json"])
     assert result.exit_code == 0, result.output
-    row = json.loads(result.output)["rows"][0]
+    report = json.loads(result.output)
+    assert report["home"] is None and list(scratch.iterdir()) == [], "the replays' state is gone with the run"
+    row = report["rows"][0]
     assert row["name"] == "reversals" and row["budget"] == 400
     assert set(row["baselines"]) == {"none", "recent", "frequent", "full_dump"}
     assert row["baselines"]["none"]["survival_recall"] == 0.0
