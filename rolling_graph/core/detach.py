@@ -39,8 +39,12 @@ def lower_priority() -> None:
 
 
 def python_module(module: str) -> list[str]:
-    """The command that runs ``module`` with this interpreter."""
-    return [sys.executable, "-m", module]
+    """The command that runs ``module`` with this interpreter, from where the hook's own code
+    comes: ``-P`` keeps ``-m`` from putting the working directory first on the module path.
+    Claude Code runs hooks in the user's project, so without it a project holding a package of
+    our name (this plugin's own checkout, or a repository made to) would run its code, not the
+    installed plugin's, in every probe."""
+    return [sys.executable, "-P", "-m", module]
 
 
 def find_command(name: str) -> str:

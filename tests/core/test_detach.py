@@ -72,3 +72,29 @@ def test_the_signal_a_detached_child_gets_back_is_sigterm() -> None:
     from rolling_graph.core import detach
 
     assert detach.SIGTERM == signal.SIGTERM
+
+
+def test_a_detached_module_runs_the_installed_code_not_a_package_of_our_name_in_the_project(tmp_path: Path) -> None:
+    # Claude Code runs hooks in the user's project, and so the probes they start: a package of our
+    # name there (this plugin's checkout, or a repository made to look like it) must not be what runs.
+    project = tmp_path / "project"
+    fake = project / "rolling_graph" / "probe"
+    fake.mkdir(parents=True)
+    marker = tmp_path / "ran-the-projects-code"
+    (project / "rolling_graph" / "__init__.py").write_text("")
+    (fake / "__init__.py").write_text("")
+    (fake / "runner.py").write_text(f"open({str(marker)!r}, 'w').write('yes')\n")
+    log = tmp_path / "probe.log"
+    script = (
+        "import os\n"
+        "from rolling_graph.core import detach\n"
+        f"detach.spawn_detached(detach.python_module('rolling_graph.probe.runner'), ['--help'], {str(log)!r}, dict(os.environ))\n"
+    )
+    # (-P: the hook itself, a script, never imports from its working directory)
+    done = subprocess.run([sys.executable, "-P", "-c", script], cwd=project, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    deadline = time.monotonic() + 30
+    while "usage" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "usage: rolling_graph.probe.runner" in log.read_text(), "the installed probe answered"
+    assert not marker.exists(), "the project's package of our name never ran"

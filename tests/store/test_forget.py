@@ -54,6 +54,19 @@ def test_a_forgotten_decision_leaves_the_graph_with_its_edges_and_the_restore_bl
     assert "PostgreSQL" not in restore_block(doc, settings_for(home).render, "resume")[0]
 
 
+def test_a_forgotten_node_stays_in_no_ranked_view_kept_beside_the_graph(home: Path) -> None:
+    from rolling_graph.render import view_cache
+
+    sid = storage_session(settings_for(home))
+    store = SidecarStore(settings_for(home))
+    assert view_cache.refresh(store.files, sid)  # what PreCompact's work leaves
+    view = home / "sessions" / f"{sid}.{view_cache.SUFFIX}"
+    assert PG.encode() in view.read_bytes()
+    assert run("forget", PG, "--session", sid, "--yes")[0] == 0
+    assert not view.exists(), "a view of the graph before the forget is gone with it"
+    assert view_cache.refresh(store.files, sid) and PG.encode() not in view.read_bytes()
+
+
 def test_forgetting_is_journaled_survives_a_rebuild_and_why_still_tells_it(home: Path) -> None:
     sid = storage_session(settings_for(home))
     run("forget", PG, "--session", sid, "--yes")
