@@ -16,9 +16,11 @@ starts is waited for before the next timed run, never timed itself. Not part of 
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -122,6 +124,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=30)
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="rgraph-bench-"))
+    atexit.register(shutil.rmtree, home, True)  # the state it made goes with the run
     sid = "bench-session"
     project = home / "project"
     (project / ".git").mkdir(parents=True)

@@ -22,7 +22,9 @@ on disk instead of starting a database. Not part of CI.
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
+import shutil
 import statistics
 import sys
 import tempfile
@@ -64,6 +66,8 @@ def main() -> int:
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="rgraph-bench-life-"))
     cwd = tempfile.mkdtemp(prefix="rgraph-bench-project-")
+    for made in (home, cwd):  # the state and project it made go with the run
+        atexit.register(shutil.rmtree, made, True)
     project = project_root(cwd)
     env = hook_env(home, ROLLING_GRAPH_WARM="on", ROLLING_GRAPH_DSN="host=/nonexistent-rgraph-bench port=1 connect_timeout=1")
     hook = LAUNCHER
