@@ -211,10 +211,10 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, event: S
         )
 
         ranked = None
-        if summary and not tx.graph:  # the graph as read: its ranked view may be kept beside it
+        if summary and not tx.graph:  # the graph file as read (the lock is held): its ranked view may be kept beside it
             from rolling_graph.render import view_cache
 
-            ranked = view_cache.read(store.files.path(sid, view_cache.SUFFIX), doc, store.files.read_from.get(sid))
+            ranked = view_cache.read(store.files.path(sid, view_cache.SUFFIX), doc, store.files.graph_signature(sid))
         text = restore_context(inject.DocView(doc), settings, source, summary, ranked)
         if text:
             inject.count_injection(doc, text, settings)

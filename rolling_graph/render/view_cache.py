@@ -8,7 +8,7 @@ reweighs names afterwards). What ``PreCompact`` starts (the worker's ``finish``,
 graph off the probe) probes what is pending and then leaves the view of the final graph beside
 it (:func:`refresh`), outside the session's lock, while Claude writes its summary; the hook takes
 it when it was made from the very graph file it read (inode, size, mtime, as the graph's read
-cache) by the very code that would rank it now (the signatures of the modules that compute it,
+cache, taken with the session's lock held) by the very code that would rank it now (the signatures of the modules that compute it,
 the preset's settings, this Python). Otherwise (a graph written since, a compaction whose
 ``PreCompact`` work has not finished, a file missing, unreadable or not of a view's shape) the
 hook ranks the graph itself. Derived, never fsynced.
@@ -88,8 +88,9 @@ def refresh(files: SessionFiles, sid: str) -> bool:
     from rolling_graph.store.atomic import write_atomic
 
     try:
-        graph = files.load_graph(sid)
-        made_from = files.read_from.get(sid)
+        with files.lock(sid):  # the graph and the file it came from, together; ranked after
+            graph = files.load_graph_locked(sid)
+            made_from = files.graph_signature(sid)
         path = files.path(sid, SUFFIX)
         if made_from is None or not graph["nodes"] or read(path, graph, made_from) is not None:
             return False

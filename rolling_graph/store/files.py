@@ -98,9 +98,6 @@ class SessionFiles:
             self.settings, home = settings, settings.home_dir
         self.dir = os.path.join(home, "sessions")
         self._bad_graph: dict[str, str] = {}  # why a graph file was refused, for its rebuild's note
-        #: The signature (:func:`rolling_graph.store.graph_cache.signature`) of the graph file
-        #: each session's graph was last read from or written to by this object.
-        self.read_from: dict[str, tuple[int, int, int]] = {}
 
     # -- paths -----------------------------------------------------------------------
     def path(self, sid: str, suffix: str) -> str:
@@ -194,10 +191,8 @@ class SessionFiles:
             return None
         from rolling_graph.store import graph_cache
 
-        self.read_from.pop(sid, None)
         cached = graph_cache.read(self.path(sid, "graph.cache"), st)
         if cached is not None:
-            self.read_from[sid] = graph_cache.signature(st)
             return cached
         raw = read_json(gpath)
         if raw is None or raw.get("version") != SCHEMA_VERSION or not isinstance(raw.get("nodes"), dict):
@@ -208,17 +203,13 @@ class SessionFiles:
         if why and journal_mod.journal_size(self.path(sid, "journal.jsonl")):
             self._bad_graph[sid] = why  # a value of the wrong type: the journal says what it was
             return None
-        graph = normalize_graph(raw, sid)  # (no journal to rebuild from: made to fit, field by field)
-        if graph_cache.signature(os.stat(gpath)) == graph_cache.signature(st):  # the file read is the one stat saw
-            self.read_from[sid] = graph_cache.signature(st)
-        return graph
+        return normalize_graph(raw, sid)  # (no journal to rebuild from: made to fit, field by field)
 
     def _write_graph(self, sid: str, graph: GraphDoc) -> None:
         """Graph file (durable), then its read cache and the hook index (derived)."""
         from rolling_graph.store import graph_cache
 
         gpath = self.path(sid, "graph.json")
-        self.read_from.pop(sid, None)
         write_atomic(gpath, dumps(graph))
         for suffix in MADE_FOR_ONE_GRAPH:
             try:  # noqa: SIM105 - no contextlib on the hook path
@@ -227,7 +218,6 @@ class SessionFiles:
                 pass
         try:
             signature = graph_cache.signature(os.stat(gpath))
-            self.read_from[sid] = signature
             write_atomic(self.path(sid, "graph.cache"), graph_cache.blob(graph, signature, share=SHARE_CACHE_VALUES), durable=False)
             if WRITE_BRANCHES:
                 from rolling_graph.store import branches
@@ -236,6 +226,17 @@ class SessionFiles:
         except (OSError, ValueError):  # no cache: readers parse the JSON
             pass
         self.write_index(sid, graph)
+
+    def graph_signature(self, sid: str) -> tuple[int, int, int] | None:
+        """The signature (:func:`rolling_graph.store.graph_cache.signature`) of the graph file, or
+        None without one. With the session's lock held since the graph was loaded (every writer
+        takes it), it names the file that graph came from."""
+        from rolling_graph.store import graph_cache
+
+        try:
+            return graph_cache.signature(os.stat(self.path(sid, "graph.json")))
+        except OSError:
+            return None
 
     def load_branches(self, sid: str) -> Branches | None:
         """The branch cache of the graph file as it is on disk, or None when it is missing
@@ -323,12 +324,10 @@ class SessionFiles:
         jpath = self.path(sid, "journal.jsonl")
         if parsed is not None and os.path.exists(jpath) and parsed.get("journal_bytes") == journal_mod.journal_size(jpath):
             graph = graph_part(parsed)  # type: ignore[arg-type]  # a graph, or a whole document: its graph part
-            self.read_from.pop(sid, None)  # (read by someone else, from a file this object did not see)
         elif os.path.exists(self.path(sid, "graph.json")) or os.path.exists(jpath):
             graph = self.load_graph_locked(sid)
         else:
             graph = new_graph(sid)
-            self.read_from.pop(sid, None)
         return {**graph, **self.load_state(sid)}
 
     def read_journal(self, sid: str) -> list[JournalEntry]:

@@ -41,7 +41,7 @@ def a_session(doc: dict[str, Any], *, view: bool = True) -> SidecarStore:
 
 def kept(store: SidecarStore) -> RestoreView | None:
     doc = store.load(SID)
-    return view_cache.read(store.files.path(SID, view_cache.SUFFIX), doc, store.files.read_from.get(SID))
+    return view_cache.read(store.files.path(SID, view_cache.SUFFIX), doc, store.files.graph_signature(SID))
 
 
 def without_n3(state: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -196,6 +196,7 @@ def test_the_probe_a_flush_starts_leaves_the_view_of_the_graph_it_wrote(flush: b
     store = a_session(billing_session(), view=False)
     monkeypatch.setenv("ROLLING_GRAPH_PROBE_MODE", "async")
     monkeypatch.setattr(hook, "_start_probe", lambda store, settings, sid, view=False: None)
+    monkeypatch.setattr(runner, "lower_priority", lambda: None)  # (main's first step: not for the test process)
     hook.handle_event("user-prompt-submit", prompt_payload(SID, "We decided to keep proration in apply_plan_change; "
                                                                 "use Decimal for every amount in billing/proration.py."))
     assert store.load_state(SID)["gate"]["pending"], "a prompt the probe is to read"
