@@ -205,52 +205,54 @@ def replay(
     # Each hook reads a transcript holding only what Claude Code had written before it; like
     # Claude Code's own, these files live outside our state directory (and go when done).
     mirror = TranscriptMirror(Path(tempfile.mkdtemp(prefix="rgraph-transcripts-")), options.project)
-    previous: HookEvent | None = None
-    for event in parse_transcripts(transcripts, stats):
-        sid = str(event.payload["session_id"])
-        if sid not in sessions:
-            sessions.append(sid)
-        if options.mode == "async" and previous is not None:  # detached probes get the time real life gave them
-            _settle(store, sid, _gap_s(previous.timestamp, event.timestamp))
-        previous = event
-        payload = mirror.advance(event)
-        readable = event.timestamp and parse_iso(event.timestamp) is not None
-        at = options.fixed_time if options.clock == "fixed" else (event.timestamp if event.timestamp and readable else last_at)
-        last_at = at
-        before = _counters(_load(store, sid))
-        record = EventRecord(event.index, event.hook_event_name, at, _label(event),
-                             source=event.payload.get("source") or event.payload.get("trigger"))
-        t0 = time.perf_counter()
-        output: Any = None
-        if options.subprocess:
-            output, record.error = _run_subprocess(event.cli_event, payload, {**env, "ROLLING_GRAPH_NOW": at})
-        else:
-            try:
-                output = handle_event(event.cli_event, payload, settings.at(at))
-            except Exception as exc:  # noqa: BLE001 - a replay reports hook failures, it does not stop
-                record.error = f"{type(exc).__name__}: {exc}"
-        record.elapsed_ms = (time.perf_counter() - t0) * 1000
-        doc = _load(store, sid)
-        after = _counters(doc)
-        record.fired = after["gate_fired"] > before["gate_fired"]
-        old_reasons = before["gate_reasons"]
-        record.reasons = sorted(k for k, v in after["gate_reasons"].items() if v > old_reasons.get(k, 0))
-        record.probes = after["probes"] - before["probes"]
-        record.nodes = len(doc["nodes"]) if doc is not None else 0
-        record.edges = len(doc["edges"]) if doc is not None else 0
-        record.injection = _context(output)
-        record.injected_tokens = estimate_tokens(record.injection) if record.injection else 0
-        if options.snapshot_boundaries and event.hook_event_name in ("PreCompact", "SessionEnd"):
-            snapshots[event.index] = json.loads(json.dumps(doc or {}))
-        records.append(record)
-        if after_hook is not None:
-            after_hook(record, payload)
-        if on_event is not None:
-            on_event(record)
-    if options.mode == "async":
-        _wait_for_probes(store, sessions)
-    mirror.close()
-    shutil.rmtree(mirror.directory, ignore_errors=True)
+    try:
+        previous: HookEvent | None = None
+        for event in parse_transcripts(transcripts, stats):
+            sid = str(event.payload["session_id"])
+            if sid not in sessions:
+                sessions.append(sid)
+            if options.mode == "async" and previous is not None:  # detached probes get the time real life gave them
+                _settle(store, sid, _gap_s(previous.timestamp, event.timestamp))
+            previous = event
+            payload = mirror.advance(event)
+            readable = event.timestamp and parse_iso(event.timestamp) is not None
+            at = options.fixed_time if options.clock == "fixed" else (event.timestamp if event.timestamp and readable else last_at)
+            last_at = at
+            before = _counters(_load(store, sid))
+            record = EventRecord(event.index, event.hook_event_name, at, _label(event),
+                                 source=event.payload.get("source") or event.payload.get("trigger"))
+            t0 = time.perf_counter()
+            output: Any = None
+            if options.subprocess:
+                output, record.error = _run_subprocess(event.cli_event, payload, {**env, "ROLLING_GRAPH_NOW": at})
+            else:
+                try:
+                    output = handle_event(event.cli_event, payload, settings.at(at))
+                except Exception as exc:  # noqa: BLE001 - a replay reports hook failures, it does not stop
+                    record.error = f"{type(exc).__name__}: {exc}"
+            record.elapsed_ms = (time.perf_counter() - t0) * 1000
+            doc = _load(store, sid)
+            after = _counters(doc)
+            record.fired = after["gate_fired"] > before["gate_fired"]
+            old_reasons = before["gate_reasons"]
+            record.reasons = sorted(k for k, v in after["gate_reasons"].items() if v > old_reasons.get(k, 0))
+            record.probes = after["probes"] - before["probes"]
+            record.nodes = len(doc["nodes"]) if doc is not None else 0
+            record.edges = len(doc["edges"]) if doc is not None else 0
+            record.injection = _context(output)
+            record.injected_tokens = estimate_tokens(record.injection) if record.injection else 0
+            if options.snapshot_boundaries and event.hook_event_name in ("PreCompact", "SessionEnd"):
+                snapshots[event.index] = json.loads(json.dumps(doc or {}))
+            records.append(record)
+            if after_hook is not None:
+                after_hook(record, payload)
+            if on_event is not None:
+                on_event(record)
+        if options.mode == "async":
+            _wait_for_probes(store, sessions)
+    finally:  # a replay that fails (or is interrupted) leaves no mirror behind either
+        mirror.close()
+        shutil.rmtree(mirror.directory, ignore_errors=True)
     final_docs: dict[str, SessionDoc] = {}
     for sid in sessions:
         with contextlib.suppress(ValueError):

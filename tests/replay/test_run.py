@@ -175,6 +175,22 @@ def test_fixed_clock_pins_every_timestamp(tmp_path: Path) -> None:
     assert stamps == {"2026-03-01T09:00:00Z"}
 
 
+def test_a_replay_that_fails_leaves_no_transcript_mirror_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import tempfile
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+
+    def stop(record: Any, payload: dict[str, Any]) -> None:
+        assert Path(payload["transcript_path"]).is_relative_to(scratch), "the mirror is in the temp dir"
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        replay(paths("secrets"), options=ReplayOptions(), home=tmp_path / "home", after_hook=stop)
+    assert list(scratch.iterdir()) == []
+
+
 def test_transcript_clock_stamps_nodes_with_transcript_times(replays: dict[str, ReplayResult]) -> None:
     doc = next(iter(replays["secrets"].final_docs.values()))
     assert all(n["first_seen"].startswith("2026-11-23T1") for n in doc["nodes"].values())
