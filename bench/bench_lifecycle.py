@@ -6,7 +6,10 @@ Each is started as Claude Code starts it: ``plugin/hooks/run EVENT``.
 
 Cases, each against a 2,000-node session whose project has a full resume snapshot (snapshot.MAX_NODES nodes):
 
-- ``startup``: a new session builds its hot graph from the snapshot and injects it;
+- ``startup``: a new session builds its hot graph from the snapshot and injects the block the
+  snapshot's writer kept beside it (the last session's newest node an hour old);
+- ``startup, minutes after``: the same within minutes of the last session's newest node, before
+  the kept block holds: the hook ranks and renders the block itself;
 - ``resume``: the 2,000-node session is resumed (snapshot merged in, full LOD block);
 - ``compact``: after compaction (right after ``pre-compact``, as in Claude Code): the summary
   is read from the transcript's tail, queued for the probe, and the block re-injected from the
@@ -26,10 +29,12 @@ import atexit
 import json
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import uuid
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -37,26 +42,34 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_hook import LAUNCHER, _run, build_graph, hook_env, wait_for_detached  # noqa: E402
 
-from rolling_graph.core.clock import iso, utcnow
+from rolling_graph.core.clock import iso, parse_iso, utcnow  # noqa: E402
 from rolling_graph.core.config import load_settings  # noqa: E402
 from rolling_graph.store.project import project_root  # noqa: E402
 from rolling_graph.store.sidecar import SidecarStore  # noqa: E402
 from rolling_graph.warm.snapshot import MAX_EDGES, MAX_NODES  # noqa: E402
-from rolling_graph.warm.snapshot_write import write_snapshot  # noqa: E402
 
 
-def snapshot_for(home: Path, project: str, sid: str) -> None:
-    """A resume snapshot of MAX_NODES nodes and MAX_EDGES edges (half of them new to the session)."""
-    doc = SidecarStore(load_settings({"ROLLING_GRAPH_HOME": str(home)})).load(sid)
+def snapshot_for(home: Path, project: str, sid: str, env: dict[str, str], left: timedelta = timedelta(hours=1)) -> None:
+    """A resume snapshot of MAX_NODES nodes and MAX_EDGES edges (half of them new to the session),
+    written as the worker writes it (the block of the project's next new session kept beside it,
+    with the hook's settings: ``env``), by a session whose last new node came ``left`` ago."""
+    doc = SidecarStore(load_settings(env)).load(sid)
     known = sorted(doc["nodes"].values(), key=lambda n: -n["weight"])[: MAX_NODES // 2]
-    now = iso(utcnow())
-    nodes = [{k: n[k] for k in ("id", "label", "domain", "kind", "weight", "first_seen")} | {"sessions": 3} for n in known]
+    now = utcnow()
+    first_seen = iso(min(now - left, min(parse_iso(n["first_seen"]) or now for n in known)))
+    nodes = [{k: n[k] for k in ("id", "label", "domain", "kind", "weight")} | {"first_seen": first_seen, "sessions": 3} for n in known]
     nodes += [{"id": f"warm-topic-{i}", "label": f"Warm topic {i}", "domain": "project", "kind": "decision", "weight": 0.6,
-               "first_seen": now, "sessions": 4} for i in range(MAX_NODES - len(nodes))]
+               "first_seen": iso(now - left), "sessions": 4} for i in range(MAX_NODES - len(nodes))]
     ids = [n["id"] for n in nodes]
     pairs = [(ids[i % len(ids)], ids[(i * 7 + 3) % len(ids)]) for i in range(MAX_EDGES)]
     edges = [{"source": s, "relationship": "informs", "target": t, "strength": 0.5} for s, t in pairs if s != t]
-    write_snapshot(home, project, {"generated_at": now, "focus": ids[:3], "nodes": nodes, "edges": edges})
+    snap = {"generated_at": iso(now), "focus": ids[:3], "nodes": nodes, "edges": edges}
+    # Written by the code the hook runs (the installed package, as the worker is; ``-P``: not this
+    # checkout's), so that the kept block names the hook's code.
+    script = ("import json, sys\nfrom rolling_graph.core.config import load_settings\n"
+              "from rolling_graph.warm.snapshot_write import write_snapshot\n"
+              "write_snapshot(sys.argv[1], sys.argv[2], json.load(sys.stdin), settings=load_settings())\n")
+    subprocess.run([sys.executable, "-P", "-c", script, str(home), project], input=json.dumps(snap).encode(), env=env, check=True)
 
 
 def main() -> int:
@@ -74,15 +87,23 @@ def main() -> int:
     sid = "bench-life"
     _run([hook, "session-start"], json.dumps({"session_id": sid, "cwd": cwd, "source": "startup"}).encode(), env)
     build_graph(home, sid, args.nodes, str(project))
-    snapshot_for(home, project, sid)
+    snapshot_for(home, project, sid, env)
+    # A second project whose last session's newest node is as old as the bench: a new session
+    # there starts before the kept block holds (a second a node after it: rolling_graph/warm/startup_block.py,
+    # ~6.7 minutes here) and renders its own.
+    cwd_soon = tempfile.mkdtemp(prefix="rgraph-bench-project-")
+    atexit.register(shutil.rmtree, cwd_soon, True)
+    _run([hook, "session-start"], json.dumps({"session_id": "bench-soon", "cwd": cwd_soon, "source": "startup"}).encode(), env)
+    build_graph(home, "bench-soon", args.nodes, str(project_root(cwd_soon)))
+    snapshot_for(home, project_root(cwd_soon), "bench-soon", env, left=timedelta(0))
     transcript = Path(cwd) / "transcript.jsonl"
     summary = {"type": "user", "isCompactSummary": True, "message": {"role": "user", "content":
                "This session continues one that ran out of context. We chose Render for hosting and Postgres advisory locks."}}
     transcript.write_text("\n".join(json.dumps({"type": "assistant", "message": {"content": "x" * 200}}) for _ in range(200))
                           + "\n" + json.dumps(summary) + "\n", encoding="utf-8")
 
-    def start(source: str, session: str | None = None) -> tuple[list[str], bytes]:
-        payload = {"session_id": session or sid, "cwd": cwd, "source": source, "transcript_path": str(transcript)}
+    def start(source: str, session: str | None = None, where: str = cwd) -> tuple[list[str], bytes]:
+        payload = {"session_id": session or sid, "cwd": where, "source": source, "transcript_path": str(transcript)}
         return [hook, "session-start"], json.dumps(payload).encode()
 
     def flush(event: str, extra: dict[str, str]) -> tuple[list[str], bytes]:
@@ -91,6 +112,7 @@ def main() -> int:
     cases: dict[str, Callable[[], tuple[list[str], bytes]]] = {
         "python -c pass": lambda: ([sys.executable, "-c", "pass"], b""),
         "session-start startup": lambda: start("startup", f"bench-new-{uuid.uuid4().hex[:8]}"),
+        "startup, minutes after": lambda: start("startup", f"bench-new-{uuid.uuid4().hex[:8]}", cwd_soon),
         "session-start resume": lambda: start("resume"),
         # In Claude Code's order: PreCompact, then (Claude's summary) the SessionStart after the
         # compaction, which finds the graph's ranked view that PreCompact's work left.

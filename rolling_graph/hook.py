@@ -203,19 +203,27 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, event: S
             created = _init_session(store, doc, event)
             if queued and not sync:
                 _gate_event(doc, queued, settings.clock.now_iso(), settings, doc["nodes"])
-            seed = warm.read_resume_seed(settings, doc["project"]) if source in ("startup", "resume", "clear") else None
+            kept = None  # a new session's block, as the snapshot's writer rendered it (warm/startup_block.py)
+            if created and source in ("startup", "clear") and not doc["nodes"]:
+                seed, kept = warm.read_new_session_seed(settings, doc["project"], now)
+            else:
+                seed = warm.read_resume_seed(settings, doc["project"]) if source in ("startup", "resume", "clear") else None
             merged = seed is not None and warm.merge_snapshot(store, doc, seed, now, source)
         tx.graph = created or merged
-        from rolling_graph.render.restore import (
-            restore_context,  # the block escapes ``source`` (the payload's text) in its heading
-        )
+        if kept is not None and merged:
+            text, shown = kept
+            inject.restart_ledger(inject.DocView(doc), doc, shown)
+        else:
+            from rolling_graph.render.restore import (
+                restore_context,  # the block escapes ``source`` (the payload's text) in its heading
+            )
 
-        ranked = None
-        if summary and not tx.graph:  # the graph file as read (the lock is held): its ranked view may be kept beside it
-            from rolling_graph.render import view_cache
+            ranked = None
+            if summary and not tx.graph:  # the graph file as read (the lock is held): its ranked view may be kept beside it
+                from rolling_graph.render import view_cache
 
-            ranked = view_cache.read(store.files.path(sid, view_cache.SUFFIX), doc, store.files.graph_signature(sid))
-        text = restore_context(inject.DocView(doc), settings, source, summary, ranked)
+                ranked = view_cache.read(store.files.path(sid, view_cache.SUFFIX), doc, store.files.graph_signature(sid))
+            text = restore_context(inject.DocView(doc), settings, source, summary, ranked)
         if text:
             inject.count_injection(doc, text, settings)
     if summary and not sync:

@@ -275,7 +275,8 @@ HOOK_MODULES: dict[str, set[str]] = {
         "store.project", "warm.snapshot", "store.graph_cache", "render.restore", "render.layout", "render.sections", "render.names",
         "render.view", "render.rank", "store.userfile", "core.vocabulary",
         "capture.compact_summary",  # a compaction's summary, read, then redacted before it is queued
-        "render.view_cache"},  # after a compaction: the graph's ranked view, kept beside it
+        "render.view_cache",  # after a compaction: the graph's ranked view, kept beside it
+        "warm.startup_block"},  # a new session: the block the snapshot's writer kept beside the snapshot
     "user-prompt-submit": _EVERY_EVENT | _GATED | _RENDERED | _RULES | {
         "store.project", "warm.snapshot", "store.graph_cache", "capture.entities", "core.vocabulary", "safety.redact", "store.branches",
         "store.userfile", "render.notes"},

@@ -36,6 +36,24 @@ def read_resume_seed(settings: Settings, project: str | None) -> Seed | None:
     return snapshot.read_seed(settings.home_dir, project) if project else None
 
 
+def read_new_session_seed(settings: Settings, project: str | None, now: datetime) -> tuple[Seed | None, tuple[str, list[str]] | None]:
+    """:func:`read_resume_seed` for a new session (``startup``, ``clear``), and the block its
+    snapshot's writer rendered for such a session, with the ids it shows, when it was made from
+    the snapshot file the seed came from and holds at ``now``
+    (:func:`rolling_graph.warm.startup_block.read`); else None as the block. The caller takes the
+    block only if the seed went whole into an empty graph."""
+    if not project:
+        return None, None
+    from rolling_graph.warm import snapshot
+
+    seed, made_from = snapshot.read_seed_signed(settings.home_dir, project)
+    if seed is None or made_from is None:
+        return seed, None
+    from rolling_graph.warm import startup_block
+
+    return seed, startup_block.read(snapshot.read_cache(settings.home_dir, project, startup_block.PART, made_from), settings, now)
+
+
 def read_notes(settings: Settings, project: str | None) -> dict[str, Any]:
     """What the project's tool-time notes draw from (the snapshot file's ``notes``; no
     database), or empty when notes are off or the project has no snapshot."""

@@ -241,5 +241,5 @@ def refresh_snapshot(conn: Connection, settings: Settings, root: str) -> dict[st
         return None
     snap = build_snapshot(conn, int(row[0]), root, settings.clock.now())
     conn.commit()
-    write_snapshot(settings.home, root, snap, whole=snap["whole"] is True)
+    write_snapshot(settings.home, root, snap, whole=snap["whole"] is True, settings=settings)
     return snap

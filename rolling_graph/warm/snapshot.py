@@ -62,7 +62,7 @@ def whole_file(home: str | os.PathLike[str], project_root: str) -> str:
 
 def whole_claim(st: os.stat_result, project_root: str) -> dict[str, Any]:
     """What the claim file holds: the snapshot file it was made for (inode, size, mtime), and the project."""
-    return {"project": project_root, "snapshot": [st.st_ino, st.st_size, st.st_mtime_ns]}
+    return {"project": project_root, "snapshot": signature(st)}
 
 
 def holds_whole_project(home: str | os.PathLike[str], project_root: str | None, have: Container[str]) -> bool:
@@ -107,7 +107,8 @@ def read_snapshot(home: str | os.PathLike[str], project_root: str) -> Snapshot |
 
 def cache_file(home: str | os.PathLike[str], project_root: str, part: str) -> str:
     """The read cache of one part of the snapshot (``notes``: :func:`read_notes`; ``seed``:
-    :func:`read_seed`), which its writer leaves beside it (:mod:`marshal`)."""
+    :func:`read_seed`; ``startup``: a new session's block, :mod:`rolling_graph.warm.startup_block`),
+    which its writer leaves beside it (:mod:`marshal`)."""
     return snapshot_file(home, project_root)[: -len(".json")] + f".{part}.cache"
 
 
@@ -115,7 +116,7 @@ def cache_blob(part: str, st: os.stat_result, project_root: str, value: Any) -> 
     """What :func:`cache_file` holds: ``value``, made from the snapshot file whose ``os.stat`` is ``st``."""
     import marshal
 
-    return marshal.dumps((_cache_key(part), [st.st_ino, st.st_size, st.st_mtime_ns], project_root, value))
+    return marshal.dumps((_cache_key(part), signature(st), project_root, value))
 
 
 def _cache_key(part: str) -> tuple[str, int, int, int]:
@@ -125,9 +126,14 @@ def _cache_key(part: str) -> tuple[str, int, int, int]:
     return (f"rgraph-{part}-1", marshal.version, *sys.version_info[:2])
 
 
-def _read_cache(home: str | os.PathLike[str], project_root: str, part: str, st: os.stat_result) -> Any:
-    """The cached ``part`` when its cache was made from exactly the snapshot file whose stat is
-    ``st`` and is this user's own and writable by no one else; else None."""
+def signature(st: os.stat_result) -> list[int]:
+    """What names one snapshot file (its caches say which one they were made from)."""
+    return [st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def read_cache(home: str | os.PathLike[str], project_root: str, part: str, made_from: list[int]) -> Any:
+    """The cached ``part`` when its cache was made from exactly the snapshot file ``made_from``
+    names (:func:`signature`) and is this user's own and writable by no one else; else None."""
     import marshal
 
     try:
@@ -135,10 +141,10 @@ def _read_cache(home: str | os.PathLike[str], project_root: str, part: str, st: 
             own = os.fstat(fh.fileno())
             if (hasattr(os, "getuid") and own.st_uid != os.getuid()) or own.st_mode & 0o022:
                 return None
-            key, made_from, project, value = marshal.loads(fh.read())
+            key, signature_of, project, value = marshal.loads(fh.read())
     except (OSError, EOFError, ValueError, TypeError):
         return None
-    if key != _cache_key(part) or made_from != [st.st_ino, st.st_size, st.st_mtime_ns] or project != project_root:
+    if key != _cache_key(part) or made_from != signature_of or project != project_root:
         return None
     return value
 
@@ -153,7 +159,7 @@ def read_notes(home: str | os.PathLike[str], project_root: str) -> dict[str, Any
         st = os.stat(snapshot_file(home, project_root))
     except OSError:
         return {}
-    notes = _read_cache(home, project_root, "notes", st)
+    notes = read_cache(home, project_root, "notes", signature(st))
     if notes is not None:
         return notes if isinstance(notes, dict) else {}
     snap = read_snapshot(home, project_root)
@@ -228,15 +234,23 @@ def read_seed(home: str | os.PathLike[str], project_root: str) -> Seed | None:
     file and is this user's own (not writable by others): a new session's SessionStart then
     neither parses nor checks the snapshot's 400 nodes again (~7 ms on the reference machine).
     Else from the snapshot itself."""
+    return read_seed_signed(home, project_root)[0]
+
+
+def read_seed_signed(home: str | os.PathLike[str], project_root: str) -> tuple[Seed | None, list[int] | None]:
+    """:func:`read_seed`, and the :func:`signature` of the snapshot file the seed's cache was
+    made from (the other caches made from that file go with this seed); None as the signature
+    when the seed was parsed from the snapshot itself."""
     try:
         st = os.stat(snapshot_file(home, project_root))
     except OSError:
-        return None
-    seed = _read_cache(home, project_root, "seed", st)
+        return None, None
+    made_from = signature(st)
+    seed = read_cache(home, project_root, "seed", made_from)
     if isinstance(seed, tuple) and len(seed) == 3 and seed[0] == project_root and isinstance(seed[1], list) and isinstance(seed[2], list):
-        return seed
+        return seed, made_from
     snap = read_snapshot(home, project_root)
-    return seed_of(snap) if snap is not None else None
+    return (seed_of(snap) if snap is not None else None), None
 
 
 def snapshot_ops(

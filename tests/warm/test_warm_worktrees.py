@@ -192,6 +192,26 @@ def test_the_next_sessions_startup_block_says_what_the_last_one_left(
             assert "src/app.py — edited" in block
 
 
+def test_the_reconcile_keeps_the_next_sessions_block_and_it_is_the_one_the_hook_renders(
+    worktrees: tuple[Path, Path, Path], tmp_path: Path, dsn: str
+) -> None:
+    # The worker's snapshot carries the block of the project's next new session
+    # (rolling_graph/warm/startup_block.py): the next session is told exactly what the hook
+    # renders itself without it.
+    from rolling_graph.warm import snapshot, startup_block
+
+    repo, one, two = worktrees
+    home = tmp_path / "home"
+    reconcile(home, dsn, session_a(home, one), T_A)
+    kept = Path(snapshot.cache_file(home, str(repo), startup_block.PART))
+    made = snapshot.read_cache(home, str(repo), startup_block.PART, snapshot.signature(Path(snapshot.snapshot_file(home, str(repo))).stat()))
+    assert made is not None and "Fix rounding in compute_total" in made[2] and made[1] < T_NEXT
+    told = Session(home, "sess-next", two, T_NEXT).start()
+    assert told == made[2]
+    kept.unlink()
+    assert Session(home, "sess-next-2", two, T_NEXT).start() == told
+
+
 def test_a_pulled_node_the_session_never_touched_is_no_contribution_of_it(
     worktrees: tuple[Path, Path, Path], tmp_path: Path, dsn: str
 ) -> None:
