@@ -16,7 +16,6 @@ hook ranks the graph itself. Derived, never fsynced.
 
 from __future__ import annotations
 
-import os
 import sys
 
 from rolling_graph.render.rank import PRESETS as RANK_PRESETS
@@ -46,15 +45,9 @@ def code_key() -> tuple[Any, ...]:
     """What names the code and settings a view is made with."""
     import marshal
 
-    files = []
-    for name in CODE:
-        path = getattr(sys.modules.get(name), "__file__", None) or ""
-        try:
-            st = os.stat(path)
-        except OSError:
-            files.append((path, 0, 0, 0))
-        else:
-            files.append((path, st.st_ino, st.st_size, st.st_mtime_ns))
+    from rolling_graph.store.graph_cache import signatures
+
+    files = signatures(getattr(sys.modules.get(name), "__file__", None) or "" for name in CODE)
     return (TAG, marshal.version, *sys.version_info[:2], repr(RANK_PRESETS[PRESET]), *files)
 
 

@@ -14,6 +14,7 @@ import os
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from typing import Any
 
     from rolling_graph.core.types import GraphDoc
@@ -28,6 +29,18 @@ Signature = tuple[int, int, int]
 def signature(st: os.stat_result) -> Signature:
     """What names one version of a file on disk: inode, size, mtime."""
     return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def signatures(paths: Iterable[str]) -> list[tuple[str, int, int, int]]:
+    """Each path with the :func:`signature` of the file there (zeros for none): what names the
+    versions of several files, such as the modules whose code made a derived file."""
+    out: list[tuple[str, int, int, int]] = []
+    for path in paths:
+        try:
+            out.append((path, *signature(os.stat(path))))
+        except OSError:
+            out.append((path, 0, 0, 0))
+    return out
 
 
 def _key() -> tuple[str, int, int, int]:

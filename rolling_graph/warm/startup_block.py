@@ -56,7 +56,7 @@ CODE = (
     "core/adjacency", "core/clock", "core/config", "core/decay", "core/filepaths", "core/focus", "core/ids", "core/jsonio",
     "core/lazyre", "core/model", "core/normalize", "core/vocabulary", "core/weights", "render/layout", "render/lod",
     "render/names", "render/rank", "render/restore", "render/sections", "render/view", "safety/sanitize", "store/journal",
-    "core/errors", "store/project", "warm/snapshot", "warm/startup_block",
+    "core/errors", "store/graph_cache", "store/project", "warm/snapshot", "warm/startup_block",
 )
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -65,15 +65,9 @@ def key(settings: Settings) -> tuple[Any, ...]:
     """What names the code and the settings a block is made with (a stat of each of :data:`CODE`'s files)."""
     import marshal
 
-    files: list[tuple[str, int, int, int]] = []
-    for name in CODE:
-        path = os.path.join(_PACKAGE, *name.split("/")) + ".py"
-        try:
-            st = os.stat(path)
-        except OSError:
-            files.append((name, 0, 0, 0))
-        else:
-            files.append((name, st.st_ino, st.st_size, st.st_mtime_ns))
+    from rolling_graph.store.graph_cache import signatures
+
+    files = signatures(os.path.join(_PACKAGE, *name.split("/")) + ".py" for name in CODE)
     return (TAG, marshal.version, *sys.version_info[:2], repr(settings.render), repr(settings.decay), *files)
 
 
