@@ -58,6 +58,7 @@ PRESETS: dict[str, RestoreSettings] = {
         request_share=0.10, tasks_share=0.12, decisions_share=0.30, working_share=0.20, names_share=0.30, earlier_requests=1,
         request_chars=120, task_chars=50, decision_chars=80, superseded_chars=40, path_chars=40, what_chars=70,
         command_chars=40, result_chars=50, problem_chars=70, name_chars=36, working_commands=1, count_kinds=1,
+        working_line_required=False,
     ),
 }
 #: After a compaction Claude's own summary already states the request and the plan, so the
@@ -99,11 +100,11 @@ PRESETS["startup"] = RestoreSettings(
 )
 #: A small startup block (below :data:`LEAN_BELOW_CHARS`): length counts less than rank
 #: (``name_cost=0.75``), a file brings the names edited in it (outside the map), and the
-#: names keep 0.9 of the room, since the request, the open tasks, the first decision and the first file of the
-#: working set each keep their line in its shortest form anyway (docs/measurements.md,
-#: "startup-lean").
+#: names keep 0.9 of the room, since the request, the open tasks and the first decision each
+#: keep their line in its shortest form anyway; a working set whose room holds no line is left
+#: to the name map, where its files are names (docs/measurements.md, "startup-lean").
 PRESETS["startup-lean"] = RestoreSettings(
-    **{**PRESETS["startup"].as_dict(), "names_share": 0.9, "name_cost": 0.75, "file_brings_names": True})
+    **{**PRESETS["startup"].as_dict(), "names_share": 0.9, "name_cost": 0.75, "file_brings_names": True, "working_line_required": False})
 DEFAULT = PRESETS["default"]
 #: Blocks of fewer characters than this use the ``lean`` preset unless told otherwise.
 LEAN_BELOW_CHARS = 1800

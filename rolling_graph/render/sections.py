@@ -55,6 +55,11 @@ class RestoreSettings(_Strategy):
     working_commands = 3
     #: With fewer changed files than this, the most read ones join the working set.
     working_min_files = 3
+    #: When no file's line fits the working set's share: state the first file anyway, by its
+    #: name, in room kept for the names (on), or leave the working set to the name map, where
+    #: the files stand as the owners of their names (off: the small presets; at 400 tokens the
+    #: files are names like any other).
+    working_line_required = True
     #: A file in the name list brings the names edited in it right after its own (its
     #: neighbours, summarised); off, those names are listed by their own rank.
     file_brings_names = True
@@ -312,7 +317,7 @@ def add_working_set(g: RestoreView, sec: Section, s: RestoreSettings, shown: lis
         if with_test:
             shown.append(tests[0])
             used_cmds.add(tests[0])
-    if heading and first_bare and sec.add_required(first_bare, COUNT_RESERVE):  # none fitted: the first, by its name
+    if heading and first_bare and s.working_line_required and sec.add_required(first_bare, COUNT_RESERVE):  # none fitted: the first, by its name
         heading = ""
         shown.append(files[0])
     for c in [c for c in commands if c not in used_cmds][: s.working_commands]:

@@ -3,6 +3,7 @@ the working set, open problems, then ranked names filling the budget, then a cou
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from hypothesis import given, settings
@@ -101,17 +102,29 @@ def test_the_working_set_lists_the_files_changed_most_first() -> None:
     assert line_with(after, "proration.py — edited 6×") < line_with(after, "admin.py — edited 1×"), after
 
 
-def test_a_small_block_still_names_the_first_open_problem_and_file_of_the_working_set() -> None:
-    # Like the request, the open tasks and the first decision, the open problems and the
-    # working set keep their first line in its shortest form (a file by its name), even
-    # when the names' room is most of a small block.
+def test_a_small_block_still_names_the_first_open_problem_and_folds_the_working_set_into_the_name_map() -> None:
+    # Like the request, the open tasks and the first decision, the open problems keep their
+    # first line in its shortest form even when the names' room is most of a small block. The
+    # working set, whose room there holds no file's line, is left to the name map, where the
+    # file stands as a name like any other (the small presets: working_line_required off).
     doc = billing_session(fillers=200)
     for source, summary, budget in (("startup", None, 250), ("compact", "We fix proration.", 250), ("startup", None, 400)):
         text, shown = restore_block(doc, R, source, summary=summary, budget_tokens=budget)
-        assert "Working set:\n* …/proration.py — edited 6×" in text or "Working set:\n* billing/proration.py — edited 6×" in text, text
         assert "Open problems: `test_upgrade_mid_cycle` flaky" in text, text
+        assert "Working set:" not in text, text
+        assert re.search(r"^(\* proration\.py:|Files: .*\bproration\.py\b)", text, re.M), text
         assert {"f-pro", "e-open"} <= set(shown) and len(text) <= budget * 3
-        assert line_with(text, "Decisions in force:") < line_with(text, "Open problems:") < line_with(text, "Working set:") < line_with(text, "Also ")
+        assert line_with(text, "Decisions in force:") < line_with(text, "Open problems:") < line_with(text, "Also ")
+
+
+def test_at_the_usual_budget_the_working_set_keeps_its_first_file_when_its_room_holds_none() -> None:
+    # The same session at 800 tokens: the working set's share holds no full line, and the
+    # first file keeps its line by its name, taken from the names' room.
+    doc = billing_session(fillers=200)
+    for source, summary in (("startup", None), ("compact", "We fix proration.")):
+        text, shown = restore_block(doc, R, source, summary=summary, budget_tokens=800)
+        assert "Working set:\n* …/proration.py — edited 6×" in text or "Working set:\n* billing/proration.py — edited 6×" in text, text
+        assert "f-pro" in shown
 
 
 def test_an_option_a_decision_turned_away_is_never_listed_as_current() -> None:
