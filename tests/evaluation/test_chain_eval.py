@@ -54,9 +54,11 @@ CORPUS_PINNED: dict[int, dict[str, Any]] = {
     # Lowered again at 800 (0.632 -> 0.618, two names of 152): calls into Elixir's own modules
     # (Enum.map, Map.get) rank below the project's names in a new session's block as they do
     # after a compaction (issue 34, item 2; the entire-cli chain pays 0.003 / 0.006 for it).
+    # Raised at 400 (0.28 -> 0.30): a working set whose room holds no line folds into the name
+    # map there (the entire-cli chain 0.2311 -> 0.2365 at 400).
     800: {"names": 152, "graph": 0.61, "frequent": 0.68, "recent": 0.40, "best": 0.68, "at_least_best": False,
           "request_shown": True, "open_shown": 1, "open_total": 1},
-    400: {"names": 152, "graph": 0.28, "frequent": 0.38, "recent": 0.19, "best": 0.38, "at_least_best": False,
+    400: {"names": 152, "graph": 0.30, "frequent": 0.38, "recent": 0.19, "best": 0.38, "at_least_best": False,
           "request_shown": True, "open_shown": 1, "open_total": 1},
 }
 TOLERANCE = 0.01
