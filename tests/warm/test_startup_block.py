@@ -105,14 +105,16 @@ def project(tmp_path: Path) -> str:
     return project_root(str(tmp_path / "app"))
 
 
-@pytest.mark.parametrize("budget", [800, 400])
-def test_a_new_session_is_told_the_same_block_and_ledger_with_or_without_the_kept_one(isolated_home: Path, project: str, budget: int) -> None:
+@pytest.mark.parametrize(("budget", "source"), [(800, "startup"), (400, "startup"), (800, "clear")])
+def test_a_new_session_is_told_the_same_block_and_ledger_with_or_without_the_kept_one(
+    isolated_home: Path, project: str, budget: int, source: str
+) -> None:
     settings = settings_at(isolated_home, LATER, budget)
     write(isolated_home, project, ["2026-11-18T09:00:00Z", "2026-11-20T09:55:00Z", "2026-11-01T12:00:00Z"], settings)
     assert kept(isolated_home, project).exists()
-    with_kept = start(settings, project, "with-kept")
+    with_kept = start(settings, project, "with-kept", source)
     kept(isolated_home, project).unlink()
-    rendered = start(settings, project, "rendered")
+    rendered = start(settings, project, "rendered", source)
     assert with_kept == rendered
     assert "Wire the exporter into the nightly job" in with_kept and "ExportPart0Step0" in with_kept
     assert ledger(isolated_home, "with-kept") == ledger(isolated_home, "rendered")
