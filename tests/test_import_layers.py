@@ -292,7 +292,12 @@ NEVER = ("anthropic", "ollama", "psycopg", "pgvector", "typer", "rich", "pydanti
          "dataclasses")
 NOT_BEYOND_THE_INTERPRETER = {
     "post-tool-use": ("re", "json", "enum", "datetime", "pathlib", "typing"),
-    "session-start": ("re", "json", "pathlib", "hashlib", "tempfile", "typing"),
+    # (``datetime``'s classes come from their C module: clock.classes)
+    "session-start": ("re", "json", "pathlib", "hashlib", "tempfile", "typing", "datetime"),
+    "user-prompt-submit": ("json", "datetime", "typing"),  # (a prompt's redaction may compile its rules: ``re``)
+    "stop": ("re", "json", "datetime", "typing"),
+    "pre-compact": ("re", "json", "datetime", "typing"),
+    "session-end": ("re", "json", "datetime", "typing"),
 }
 #: Nothing listens there: detached workers the hooks start give up at once.
 UNREACHABLE_DSN = "host=/nonexistent-rgraph-test port=1 connect_timeout=1"

@@ -17,8 +17,8 @@ from conftest import run_hook
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rolling_graph.core.ids import is_node_id
-from rolling_graph.store.journal import _apply_ops, whole_member_adds
+from rolling_graph.core.ids import is_node_id, pointer_parts
+from rolling_graph.store.journal import _apply_ops, _member, whole_member_adds
 from rolling_graph.store.project import project_key, project_root
 from rolling_graph.warm.snapshot_write import write_snapshot
 
@@ -150,6 +150,14 @@ def test_whole_member_adds_give_exactly_jsonpatchs_result(adds: list[tuple[str, 
     _apply_ops(ours, ops)
     jsonpatch.apply_patch(theirs, ops, in_place=True)
     assert ours == theirs
+
+
+@given(st.one_of(st.none(), st.integers(), st.text(alphabet="/nodesg~01a", max_size=14),
+                 st.builds(lambda h, k: f"/{h}/{k}", st.sampled_from(["nodes", "edges", "focus", "node"]), st.text(alphabet="ab/~01", max_size=6))))
+def test_a_whole_member_is_read_from_its_pointer_as_rfc_6901_reads_it(path: object) -> None:
+    parts = pointer_parts(path)
+    expected = (parts[0], parts[1]) if len(parts) == 2 and parts[0] in ("nodes", "edges") and parts[1] else None
+    assert _member({"op": "add", "path": path, "value": {}}) == expected
 
 
 def test_anything_but_whole_member_adds_goes_through_jsonpatch() -> None:

@@ -126,10 +126,15 @@ def _member(op: PatchOp) -> tuple[str, str] | None:
     """``("nodes" | "edges", key)`` when ``op`` adds one whole node or edge, else None."""
     if not isinstance(op, dict) or op.get("op") != "add" or "value" not in op:
         return None
-    parts = pointer_parts(op.get("path"))
-    if len(parts) != 2 or parts[0] not in ("nodes", "edges") or not parts[1]:
+    path = op.get("path")
+    if not isinstance(path, str) or not path.startswith(("/nodes/", "/edges/")):
         return None
-    return parts[0], parts[1]
+    key = path[7:]  # (both prefixes are seven characters; a new session adds 600 members)
+    if not key or "/" in key:
+        return None
+    if "~" in key:  # RFC 6901's escapes, as pointer_parts reads them
+        key = key.replace("~1", "/").replace("~0", "~")
+    return path[1:6], key
 
 
 def whole_member_adds(ops: list[PatchOp]) -> bool:

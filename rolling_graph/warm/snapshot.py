@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 
 from rolling_graph.core import jsonio
-from rolling_graph.core.clock import iso
+from rolling_graph.core.clock import iso, seconds
 from rolling_graph.core.ids import edge_key, is_node_id
 from rolling_graph.core.model import LABEL_MAX, SUMMARY_MAX, VERBS
 from rolling_graph.core.normalize import normalize_node
@@ -270,8 +270,6 @@ def seed_ops(doc: GraphDoc, seed: Seed, now: datetime, *, max_nodes: int = MAX_N
     last session's request first. An edge is added only when both ends are in the doc or
     added here. The caller applies them with ``SidecarStore.apply_ops(..., kind="resume"|"pull")``.
     """
-    from datetime import timedelta  # the datetime module is loaded already: ``now`` is one
-
     project, nodes, edges = seed
     if doc["project"] and project and doc["project"] != project:
         return []
@@ -279,13 +277,14 @@ def seed_ops(doc: GraphDoc, seed: Seed, now: datetime, *, max_nodes: int = MAX_N
     have_edges = set(doc["edges"])
     ops: list[PatchOp] = []
     added: set[str] = set()
+    second = seconds(1)
     for cleaned in nodes:
         if len(added) >= max_nodes:
             break
         node_id = cleaned["id"]
         if node_id in have_nodes or node_id in added:
             continue
-        stamp = iso(now - timedelta(seconds=len(added)))
+        stamp = iso(now - second * len(added))
         # (The graph gets a copy of each value as the journal applies it: the seed stays as it is.)
         node: Node = {**cleaned, "last_activated": stamp, "first_seen": min(cleaned["first_seen"], stamp)}
         ops.append({"op": "add", "path": f"/nodes/{node_id}", "value": node})

@@ -75,9 +75,7 @@ def valid_after(seed: Seed) -> str:
     """The earliest ``now`` (ISO 8601) from which a new session's block of ``seed`` is the same at
     every ``now``: the latest ``first_seen`` the snapshot gives (a node without one takes its
     stamp, whatever ``now`` is) plus a second for each node the seed stamps."""
-    from datetime import timedelta
-
-    from rolling_graph.core.clock import iso, parse_iso
+    from rolling_graph.core.clock import iso, parse_iso, seconds
     from rolling_graph.warm.snapshot import MAX_NODES, OPEN_STAMP
 
     nodes = seed[1]
@@ -91,7 +89,7 @@ def valid_after(seed: Seed) -> str:
         given.append(parsed)
     if not given:
         return ""
-    return iso(max(given) + timedelta(seconds=min(len(nodes), MAX_NODES) + 1))
+    return iso(max(given) + seconds(min(len(nodes), MAX_NODES) + 1))
 
 
 def render(seed: Seed, settings: Settings, now: datetime) -> tuple[str, list[str]]:
