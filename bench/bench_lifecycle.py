@@ -8,8 +8,8 @@ Cases, each against a 2,000-node session whose project has a full resume snapsho
 
 - ``startup``: a new session builds its hot graph from the snapshot and injects the block the
   snapshot's writer kept beside it (the last session's newest node an hour old);
-- ``startup, minutes after``: the same within minutes of the last session's newest node, before
-  the kept block holds: the hook ranks and renders the block itself;
+- ``startup, no kept block``: the same without the kept block (none was written, or a task of the
+  snapshot was first seen within seconds of the session's start): the hook ranks and renders it;
 - ``resume``: the 2,000-node session is resumed (snapshot merged in, full LOD block);
 - ``compact``: after compaction (right after ``pre-compact``, as in Claude Code): the summary
   is read from the transcript's tail, queued for the probe, and the block re-injected from the
@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -46,7 +47,8 @@ from rolling_graph.core.clock import iso, parse_iso, utcnow  # noqa: E402
 from rolling_graph.core.config import load_settings  # noqa: E402
 from rolling_graph.store.project import project_root  # noqa: E402
 from rolling_graph.store.sidecar import SidecarStore  # noqa: E402
-from rolling_graph.warm.snapshot import MAX_EDGES, MAX_NODES  # noqa: E402
+from rolling_graph.warm import startup_block  # noqa: E402
+from rolling_graph.warm.snapshot import MAX_EDGES, MAX_NODES, cache_file  # noqa: E402
 
 
 def snapshot_for(home: Path, project: str, sid: str, env: dict[str, str], left: timedelta = timedelta(hours=1)) -> None:
@@ -88,14 +90,15 @@ def main() -> int:
     _run([hook, "session-start"], json.dumps({"session_id": sid, "cwd": cwd, "source": "startup"}).encode(), env)
     build_graph(home, sid, args.nodes, str(project))
     snapshot_for(home, project, sid, env)
-    # A second project whose last session's newest node is as old as the bench: a new session
-    # there starts before the kept block holds (a second a node after it: rolling_graph/warm/startup_block.py,
-    # ~6.7 minutes here) and renders its own.
-    cwd_soon = tempfile.mkdtemp(prefix="rgraph-bench-project-")
-    atexit.register(shutil.rmtree, cwd_soon, True)
-    _run([hook, "session-start"], json.dumps({"session_id": "bench-soon", "cwd": cwd_soon, "source": "startup"}).encode(), env)
-    build_graph(home, "bench-soon", args.nodes, str(project_root(cwd_soon)))
-    snapshot_for(home, project_root(cwd_soon), "bench-soon", env, left=timedelta(0))
+    # A second project whose kept block is gone: a new session there ranks and renders the block
+    # itself (as when a task of the snapshot was first seen seconds before the session's start:
+    # rolling_graph/warm/startup_block.py).
+    cwd_none = tempfile.mkdtemp(prefix="rgraph-bench-project-")
+    atexit.register(shutil.rmtree, cwd_none, True)
+    _run([hook, "session-start"], json.dumps({"session_id": "bench-none", "cwd": cwd_none, "source": "startup"}).encode(), env)
+    build_graph(home, "bench-none", args.nodes, str(project_root(cwd_none)))
+    snapshot_for(home, project_root(cwd_none), "bench-none", env)
+    os.unlink(cache_file(home, project_root(cwd_none), startup_block.PART))
     transcript = Path(cwd) / "transcript.jsonl"
     summary = {"type": "user", "isCompactSummary": True, "message": {"role": "user", "content":
                "This session continues one that ran out of context. We chose Render for hosting and Postgres advisory locks."}}
@@ -112,7 +115,7 @@ def main() -> int:
     cases: dict[str, Callable[[], tuple[list[str], bytes]]] = {
         "python -c pass": lambda: ([sys.executable, "-c", "pass"], b""),
         "session-start startup": lambda: start("startup", f"bench-new-{uuid.uuid4().hex[:8]}"),
-        "startup, minutes after": lambda: start("startup", f"bench-new-{uuid.uuid4().hex[:8]}", cwd_soon),
+        "startup, no kept block": lambda: start("startup", f"bench-new-{uuid.uuid4().hex[:8]}", cwd_none),
         "session-start resume": lambda: start("resume"),
         # In Claude Code's order: PreCompact, then (Claude's summary) the SessionStart after the
         # compaction, which finds the graph's ranked view that PreCompact's work left.

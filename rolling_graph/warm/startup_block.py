@@ -9,10 +9,13 @@ snapshot alone, up to one condition on the clock:
 * The seed's nodes are stamped a second apart from the hook's ``now`` (the snapshot's order,
   best first), its edges at ``now``: every age the ranking and the focus read is the same at
   any ``now``.
-* A node's ``first_seen`` becomes ``min(snapshot's, stamp)``. Once ``now`` is at least
-  :func:`valid_after` (the latest ``first_seen`` the snapshot gives plus a second per node),
-  each is the snapshot's own, and every one of them is earlier than every stamp, so no
-  comparison between two times the block reads turns out otherwise at a later ``now``.
+* A node's ``first_seen`` becomes ``min(snapshot's, stamp)``: the stamp when the node was first
+  seen less than its place's seconds before ``now``. The block reads ``first_seen`` in one place
+  only, the order of open tasks (:func:`rolling_graph.render.sections.add_tasks`, a pending task
+  before a later one). Once ``now`` is at least :func:`valid_after` (the latest of each task's
+  ``first_seen`` plus a second per place before it and one more), every task keeps its own, and
+  the block is the same at any later ``now``. A new session started a minute after the last one
+  ended takes the kept block unless a task of it was first seen seconds before.
 
 So the snapshot's writer (:func:`rolling_graph.warm.snapshot_write.write_snapshot`, in the
 worker, off the hook's path) renders the block once, for a new session at any ``now`` past
@@ -47,7 +50,7 @@ if TYPE_CHECKING:
 #: The cache's part name beside the snapshot (:func:`rolling_graph.warm.snapshot.cache_file`).
 PART = "startup"
 #: Changes when the cache's layout does.
-TAG = "rolling-graph-startup-block-1"
+TAG = "rolling-graph-startup-block-2"
 #: Every module (under ``rolling_graph``) whose code the block's computation loads: the seed's
 #: merge, the journal's apply and the focus, the ranking and the rendering. An edit or an
 #: upgrade of any of them makes every block kept before it stale. (``tests/warm/test_startup_block.py``
@@ -71,25 +74,30 @@ def key(settings: Settings) -> tuple[Any, ...]:
     return (TAG, marshal.version, *sys.version_info[:2], repr(settings.render), repr(settings.decay), *files)
 
 
+#: The only kind whose ``first_seen`` the block reads (the order of open tasks).
+READS_FIRST_SEEN = frozenset({"task"})
+
+
 def valid_after(seed: Seed) -> str:
     """The earliest ``now`` (ISO 8601) from which a new session's block of ``seed`` is the same at
-    every ``now``: the latest ``first_seen`` the snapshot gives (a node without one takes its
-    stamp, whatever ``now`` is) plus a second for each node the seed stamps."""
+    every ``now``: for each task (:data:`READS_FIRST_SEEN`), its ``first_seen`` plus a second for
+    each node stamped before it and one more (the seed stamps its ``i``-th node ``i`` seconds
+    before ``now`` at most, so from then on the task keeps its own ``first_seen``); the latest
+    of those. ``""`` when none has one (a node without one takes its stamp, whatever ``now`` is)."""
     from rolling_graph.core.clock import iso, parse_iso, seconds
     from rolling_graph.warm.snapshot import MAX_NODES, OPEN_STAMP
 
-    nodes = seed[1]
-    given = []
-    for node in nodes:
+    latest = None
+    for place, node in enumerate(seed[1][:MAX_NODES]):
         if node["first_seen"] == OPEN_STAMP:
             continue
         parsed = parse_iso(node["first_seen"])
         if parsed is None or iso(parsed) != node["first_seen"]:
             return OPEN_STAMP  # not a stamp of ours (compared with the hook's as text): never kept
-        given.append(parsed)
-    if not given:
-        return ""
-    return iso(max(given) + seconds(min(len(nodes), MAX_NODES) + 1))
+        if node["kind"] in READS_FIRST_SEEN:
+            holds = parsed + seconds(place + 1)
+            latest = holds if latest is None or holds > latest else latest
+    return iso(latest) if latest is not None else ""
 
 
 def render(seed: Seed, settings: Settings, now: datetime) -> tuple[str, list[str]]:

@@ -4,6 +4,7 @@ really reads it, and renders its own whenever the kept one might say otherwise."
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -138,19 +139,61 @@ def test_a_kept_block_is_not_told_before_the_time_it_holds_from(isolated_home: P
     assert "FORGED" not in text and "Wire the exporter" in text
 
 
-def test_a_session_minutes_after_the_last_one_renders_its_block_and_tells_the_same(isolated_home: Path, project: str) -> None:
-    # The snapshot's latest node was first seen half a minute before the new session: its
-    # stamps (a second apart, back from now, one for each of 54 nodes) could reach it, so
-    # nothing is taken as kept.
+def test_a_session_a_minute_after_the_last_one_is_told_the_kept_block(isolated_home: Path, project: str) -> None:
+    # Every node but the tasks was first seen half a minute before the new session (its stamps,
+    # a second apart for 54 nodes, reach back past that): only the tasks' order reads
+    # first_seen, and theirs are days old.
     now = datetime(2026, 11, 20, 10, 5, tzinfo=UTC)
     settings = settings_at(isolated_home, now)
-    write(isolated_home, project, ["2026-11-18T09:00:00Z", iso(now - timedelta(seconds=30))], settings)
+    stamps = [iso(now - timedelta(seconds=30))] * 54
+    stamps[2:5] = ["2026-11-18T09:00:00Z", "2026-11-18T08:00:00Z", "2026-11-18T10:00:00Z"]  # the three tasks
+    write(isolated_home, project, stamps, settings)
+    made = startup_block.build(snapshot.read_seed(isolated_home, project), settings, now)  # type: ignore[arg-type]
+    assert made is not None and made[1] < iso(now)
+    with_kept = start(settings, project, "a-minute-after")
+    assert with_kept == made[2]
+    kept(isolated_home, project).unlink()
+    assert start(settings, project, "rendered") == with_kept
+    assert ledger(isolated_home, "a-minute-after") == ledger(isolated_home, "rendered")
+
+
+def test_a_task_first_seen_seconds_before_the_session_makes_it_render_its_block_and_tell_the_same(
+    isolated_home: Path, project: str
+) -> None:
+    # The pending task "Drop the v1 endpoint" (the snapshot's fourth node) was first seen two
+    # seconds before the new session: its stamp, three seconds back, takes its place, and the
+    # block must not be the one kept for later.
+    now = datetime(2026, 11, 20, 10, 5, tzinfo=UTC)
+    settings = settings_at(isolated_home, now)
+    stamps = ["2026-11-18T09:00:00Z"] * 54
+    stamps[3] = iso(now - timedelta(seconds=2))
+    write(isolated_home, project, stamps, settings)
     made = startup_block.build(snapshot.read_seed(isolated_home, project), settings, now)  # type: ignore[arg-type]
     assert made is not None and made[1] > iso(now)
     forge(isolated_home, project, settings, after=made[1])
-    text = start(settings, project, "soon-after")
+    text = start(settings, project, "seconds-after")
     assert "FORGED" not in text
     assert text == made[2], "rendered at its own time, the block says what the writer kept for later"
+
+
+def test_of_the_blocks_code_only_the_open_tasks_order_reads_when_a_node_was_first_seen() -> None:
+    # What lets a kept block hold minutes after the last session (startup_block.valid_after):
+    # a new read of first_seen in the block's code must say how the kept block stays right.
+    readers = {}
+    for name in startup_block.CODE:
+        path = Path(startup_block._PACKAGE, *name.split("/")).with_suffix(".py")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for fn in ast.walk(tree):
+            if isinstance(fn, ast.FunctionDef) and any(isinstance(c, ast.Constant) and c.value == "first_seen"
+                                                       and isinstance(p, ast.Subscript) and p.slice is c
+                                                       for p in ast.walk(fn) for c in ast.iter_child_nodes(p)):
+                readers.setdefault(name, set()).add(fn.name)
+    assert readers == {
+        "render/sections": {"add_tasks", "order"},  # the open tasks' order: READS_FIRST_SEEN
+        "warm/snapshot": {"_clean_node", "seed_ops"},  # the seed's checks and its clamp to the stamp
+        "warm/startup_block": {"valid_after"},
+    }
+    assert {"task"} == startup_block.READS_FIRST_SEEN
 
 
 def test_other_settings_or_another_snapshot_make_a_kept_block_stale(isolated_home: Path, project: str) -> None:
@@ -246,7 +289,10 @@ def test_the_key_covers_every_module_the_block_is_computed_with(isolated_home: P
 
 #: Each node's first stamp, within two minutes of one another: the seed's stamps, a second apart
 #: for its 54 nodes, would fall among them at any time much before :func:`startup_block.valid_after`.
-STAMPS = st.lists(st.integers(min_value=0, max_value=120).map(lambda s: iso(WRITTEN + timedelta(seconds=s))), min_size=54, max_size=54)
+#: Or within seconds: the tasks' (the third to fifth nodes) stamps then fall among their first
+#: stamps at any time much before it.
+STAMPS = st.one_of(*(st.lists(st.integers(min_value=0, max_value=most).map(lambda s: iso(WRITTEN + timedelta(seconds=s))),
+                              min_size=54, max_size=54) for most in (120, 6)))
 
 
 @hsettings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
