@@ -101,7 +101,12 @@ def test_a_killed_server_its_parent_has_not_reaped_counts_as_not_running(home: P
         assert server.running_info(home).pid == postmaster.pid  # type: ignore[union-attr]
         _kill_hard(home)  # this process is its parent and does not wait(): a zombie
 
-        assert Path(f"/proc/{postmaster.pid}/stat").read_text().split(") ")[1].startswith("Z")
+        # (A killed process's command line goes before its state turns Z: pgrep in _kill_hard
+        # may stop looking a moment before the kernel has made it a zombie.)
+        deadline = time.monotonic() + 10
+        while not Path(f"/proc/{postmaster.pid}/stat").read_text().split(") ")[1].startswith("Z"):
+            assert time.monotonic() < deadline, "the killed postmaster did not become a zombie"
+            time.sleep(0.01)
         assert server.running_info(home) is None
         dsn = server.ensure_running(home)  # a rerun right after the kill starts a server of its own
         assert _answers(dsn) and server.running_info(home).pid != postmaster.pid  # type: ignore[union-attr]
