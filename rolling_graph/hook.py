@@ -79,10 +79,11 @@ def _output(event_name: str, text: str, system_message: str | None = None) -> Ho
     return out or None
 
 
-def _start_probe(store: SidecarStore, settings: Settings, sid: str, view: bool = False) -> None:
-    """Run the probe now (sync) or detached (async); coalesce with a running one. ``view``:
-    a detached one then leaves the restore block's ranked view beside the graph (``PreCompact``
-    with the warm graph off; the worker's ``finish`` does it otherwise), even when one runs."""
+def _start_probe(store: SidecarStore, settings: Settings, sid: str, view: str | None = None) -> None:
+    """Run the probe now (sync) or detached (async); coalesce with a running one. ``view``: a
+    ranking preset; a detached probe then leaves the restore block's ranked view of it beside the
+    graph (``PreCompact`` and ``SessionEnd`` with the warm graph off; the worker's ``finish`` does
+    it otherwise), even when one runs."""
     if settings.probe.mode == "sync":
         from rolling_graph.probe.runner import run_probe
 
@@ -93,7 +94,7 @@ def _start_probe(store: SidecarStore, settings: Settings, sid: str, view: bool =
     env = settings.child_env()
     from rolling_graph.core.detach import python_module, spawn_later
 
-    spawn_later(python_module("rolling_graph.probe.runner"), ["--session", sid, *(["--view"] if view else [])],
+    spawn_later(python_module("rolling_graph.probe.runner"), ["--session", sid, *(["--view", view] if view else [])],
                 os.path.join(settings.home_dir, "logs", "probe.log"), env)
 
 
@@ -215,14 +216,18 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, event: S
             inject.restart_ledger(inject.DocView(doc), doc, shown)
         else:
             from rolling_graph.render.restore import (
+                rank_preset,
                 restore_context,  # the block escapes ``source`` (the payload's text) in its heading
             )
 
             ranked = None
-            if summary and not tx.graph:  # the graph file as read (the lock is held): its ranked view may be kept beside it
+            preset = rank_preset(source, summary)
+            if not tx.graph and preset != "startup":  # the graph file as read (the lock is held): its ranked view may be kept beside it
                 from rolling_graph.render import view_cache
 
-                ranked = view_cache.read(store.files.path(sid, view_cache.SUFFIX), doc, store.files.graph_signature(sid))
+                if preset in view_cache.SUFFIXES:
+                    made_from = store.files.graph_signature(sid)
+                    ranked = view_cache.read(store.files.path(sid, view_cache.SUFFIXES[preset]), doc, made_from, preset)
             text = restore_context(inject.DocView(doc), settings, source, summary, ranked)
         if text:
             inject.count_injection(doc, text, settings)
@@ -232,6 +237,11 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, event: S
     if settings.warm and warm.recovery_due(settings, sid):
         warm.spawn_worker(settings, ["recover", "--quick"])
     return _output("SessionStart", text)
+
+
+#: The ranked view a flush leaves for the block that follows it (``render/view_cache.FOR_TRIGGER``,
+#: not imported here: its module loads the ranking).
+VIEW_FOR_TRIGGER = {"pre-compact": "compact", "session-end": "coding"}
 
 
 def on_flush(store: SidecarStore, settings: Settings, sid: str, trigger: str) -> None:
@@ -255,7 +265,7 @@ def on_flush(store: SidecarStore, settings: Settings, sid: str, trigger: str) ->
     if settings.warm:
         warm.spawn_worker(settings, ["finish", "--session", sid, "--trigger", trigger])
     else:
-        _start_probe(store, settings, sid, view=trigger == "pre-compact")
+        _start_probe(store, settings, sid, view=VIEW_FOR_TRIGGER.get(trigger))
 
 
 def _request_probe(store: SidecarStore, sid: str, reason: str) -> bool:

@@ -7,9 +7,9 @@ start it by that name: ``rolling_graph.warm.hook_side``)::
     rgraph-worker recover [--quick]
 
 ``finish`` is what PreCompact and SessionEnd start: probe what the session has pending
-(the hot graph's :func:`rolling_graph.probe.runner.drain`), at PreCompact leave the final
-graph's ranked view for the block after the compaction (:mod:`rolling_graph.render.view_cache`),
-then reconcile. Also runs as
+(the hot graph's :func:`rolling_graph.probe.runner.drain`), leave the final graph's ranked
+view for the block after the compaction, or at SessionEnd for a resumed session's
+(:mod:`rolling_graph.render.view_cache`), then reconcile. Also runs as
 ``python -m rolling_graph.worker``. Prints one JSON line per run (the spawner
 points stdout at a log file). Exit 0 when the work is done *or* safely queued because the
 database is down; 1 on other failures.
@@ -70,11 +70,13 @@ def cmd_finish(settings: Settings, session_id: str, trigger: str) -> int:
 
     probes = drain(settings, session_id)
     _emit({"op": "probe", "session": session_id, "probes": probes})
-    if trigger == "pre-compact":  # the SessionStart after the compaction takes the final graph's ranked view
-        from rolling_graph.render import view_cache
+    from rolling_graph.render import view_cache
+
+    preset = view_cache.FOR_TRIGGER.get(trigger)
+    if preset:  # the SessionStart after the compaction (or a resume) takes the final graph's ranked view
         from rolling_graph.store.sidecar import SidecarStore
 
-        view_cache.refresh(SidecarStore(settings).files, session_id)
+        view_cache.refresh(SidecarStore(settings).files, session_id, preset)
     return cmd_reconcile(settings, session_id, trigger)
 
 

@@ -385,8 +385,9 @@ def _hand_over(settings: Settings, sid: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="rolling_graph.probe.runner", description="Run the probe for one session.")
     parser.add_argument("--session", required=True)
-    parser.add_argument("--view", action="store_true",
-                        help="then leave the restore block's ranked view beside the graph (PreCompact, warm graph off)")
+    parser.add_argument("--view", nargs="?", const=view_cache.PRESET, choices=sorted(view_cache.SUFFIXES), metavar="PRESET",
+                        help="then leave the restore block's ranked view beside the graph, of the compact ranking (PreCompact) "
+                             "or the coding one (SessionEnd: a resumed session's block); with the warm graph off")
     args = parser.parse_args(argv)
 
     lower_priority()
@@ -397,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         if rounds >= settings.probe.max_rounds:
             _hand_over(settings, args.session)
         if args.view:
-            view_cache.refresh(SidecarStore(settings).files, args.session)
+            view_cache.refresh(SidecarStore(settings).files, args.session, args.view)
     except ConfigError as exc:
         print(f"rolling-graph probe: {exc}", file=sys.stderr)
         return 1

@@ -121,6 +121,14 @@ def _mostly_names(g: RestoreView) -> bool:
     return names >= NAMES_PER_INTENT * max(1, intent)
 
 
+def rank_preset(source: str, summary: str | None = None) -> str:
+    """The ranking (:data:`rolling_graph.render.rank.PRESETS`) of the block for ``source``: ``compact``
+    after a compaction with Claude's summary, ``startup`` for a new session, else ``coding``."""
+    if source == "compact" and summary:
+        return "compact"
+    return "startup" if source in ("startup", "clear") else "coding"
+
+
 def restore_block(
     doc: GraphDoc,
     render: RenderSettings,
@@ -140,12 +148,12 @@ def restore_block(
     session, ``compact``/``compact-lean`` after a compaction in a coding session).
     ``rank_settings``: by default the ``compact`` ranking after a compaction, ``startup`` for
     a new session, else ``coding`` (:data:`rolling_graph.render.rank.PRESETS`).
-    ``view``: the view of ``doc`` with the ``compact`` ranking, kept beside the graph
-    (:mod:`rolling_graph.render.view_cache`); used only where that is the ranking.
+    ``view``: a view of ``doc`` kept beside the graph (:mod:`rolling_graph.render.view_cache`);
+    used only where its preset (:attr:`RestoreView.preset`) is the ranking.
     """
     compacted = source == "compact" and bool(summary)
-    preset = "compact" if compacted else "startup" if source in ("startup", "clear") else "coding"
-    g = view if view is not None and preset == "compact" and rank_settings is None else RestoreView(doc, rank_settings or RANK_PRESETS[preset])
+    preset = rank_preset(source, summary)
+    g = view if view is not None and view.preset == preset and rank_settings is None else RestoreView(doc, rank_settings or RANK_PRESETS[preset])
     g.mixed = source not in ("startup", "clear")  # a new session's block: its tag says where every line comes from
     if not g.nodes:
         return "", []

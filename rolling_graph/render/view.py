@@ -96,16 +96,20 @@ class RestoreView:
 
     hidden: set[str]
     _rejected_prefixes: tuple[str, ...]
+    #: The ranking preset of a view taken back from its kept state (:meth:`restored`), None for
+    #: one ranked here: :func:`rolling_graph.render.restore.restore_block` takes a view only for
+    #: the preset it ranks with.
+    preset: str | None = None
 
     def state(self) -> tuple[Any, ...]:
         """Everything :data:`STATE` names, in its order (:meth:`restored` takes it back)."""
         return tuple(getattr(self, name) for name, _ in STATE)
 
     @classmethod
-    def restored(cls, doc: GraphDoc, state: object) -> RestoreView | None:
-        """The view of ``doc`` from the :meth:`state` of a view of the same graph, or None when
-        ``state`` is not the shape one is (every part of its type; the ranked ids, its kinds and
-        its scores the same ids, all of them ``doc``'s nodes)."""
+    def restored(cls, doc: GraphDoc, state: object, preset: str = "compact") -> RestoreView | None:
+        """The view of ``doc`` from the :meth:`state` of a view of the same graph, ranked with
+        ``preset``, or None when ``state`` is not the shape one is (every part of its type; the
+        ranked ids, its kinds and its scores the same ids, all of them ``doc``'s nodes)."""
         if not isinstance(state, tuple) or len(state) != len(STATE):
             return None
         if not all(type(value) is kind for value, (_, kind) in zip(state, STATE, strict=True)):
@@ -113,6 +117,7 @@ class RestoreView:
         view = cls.__new__(cls)
         view.nodes = nodes = doc["nodes"]
         view.mixed = True
+        view.preset = preset
         for (name, _), value in zip(STATE, state, strict=True):
             setattr(view, name, value)
         order = view.order

@@ -1,6 +1,8 @@
 """The restore block's view of a session's graph after a compaction, kept beside the graph
 (``<sid>.view.cache``): what :class:`rolling_graph.render.view.RestoreView` finds in the
-graph, every node in force ranked with the ``compact`` preset included.
+graph, every node in force ranked with the ``compact`` preset included. The same for a resumed
+session's block (``<sid>.view-coding.cache``, the ``coding`` preset), left by what ``SessionEnd``
+starts: ``claude --resume`` opens on the graph the session ended with (:data:`FOR_TRIGGER`).
 
 The ``SessionStart`` hook after a compaction renders the block while the user waits; ranking a
 2,000-node graph is ~10 ms of it, and the view depends on the graph alone (Claude's summary only
@@ -29,38 +31,43 @@ if TYPE_CHECKING:
     from rolling_graph.store.files import SessionFiles
     from rolling_graph.store.graph_cache import Signature
 
-#: The cache file's suffix beside the session's graph (``<sid>.view.cache``).
-SUFFIX = "view.cache"
+#: The cache file's suffix beside the session's graph, by the ranking preset its view is made with.
+SUFFIXES = {"compact": "view.cache", "coding": "view-coding.cache"}
+#: The ``compact`` view's suffix (``<sid>.view.cache``).
+SUFFIX = SUFFIXES["compact"]
 #: Changes when the file's layout does.
 TAG = "rolling-graph-view-cache-1"
 #: The ranking preset of the block after a compaction (:func:`rolling_graph.render.restore.restore_block`).
 PRESET = "compact"
+#: The view the work a flush starts leaves, by its trigger: the block after a compaction ranks
+#: with ``compact``, a resumed session's (after ``SessionEnd``) with ``coding``.
+FOR_TRIGGER = {"pre-compact": "compact", "session-end": "coding"}
 #: The modules whose code makes a view: an edit or an upgrade of any of them makes every view
 #: kept before it stale.
 CODE = ("rolling_graph.render.view", "rolling_graph.render.rank", "rolling_graph.render.layout", "rolling_graph.core.focus",
         "rolling_graph.core.vocabulary", "rolling_graph.core.filepaths", "rolling_graph.core.model")
 
 
-def code_key() -> tuple[Any, ...]:
-    """What names the code and settings a view is made with."""
+def code_key(preset: str = PRESET) -> tuple[Any, ...]:
+    """What names the code and settings a view (of ``preset``'s ranking) is made with."""
     import marshal
 
     from rolling_graph.store.graph_cache import signatures
 
     files = signatures(getattr(sys.modules.get(name), "__file__", None) or "" for name in CODE)
-    return (TAG, marshal.version, *sys.version_info[:2], repr(RANK_PRESETS[PRESET]), *files)
+    return (TAG, marshal.version, *sys.version_info[:2], preset, repr(RANK_PRESETS[preset]), *files)
 
 
-def build(graph: GraphDoc, made_from: Signature) -> bytes:
+def build(graph: GraphDoc, made_from: Signature, preset: str = PRESET) -> bytes:
     """The cache of ``graph``'s view, as written to the graph file ``made_from`` names."""
     import marshal
 
-    return marshal.dumps((code_key(), made_from, RestoreView(graph, RANK_PRESETS[PRESET]).state()))
+    return marshal.dumps((code_key(preset), made_from, RestoreView(graph, RANK_PRESETS[preset]).state()))
 
 
-def read(path: str, doc: GraphDoc, made_from: Signature | None) -> RestoreView | None:
-    """The view of ``doc`` kept at ``path``, if it was made from the graph file ``made_from``
-    names (the one ``doc`` was read from) by this code; else None."""
+def read(path: str, doc: GraphDoc, made_from: Signature | None, preset: str = PRESET) -> RestoreView | None:
+    """The view of ``doc`` with ``preset``'s ranking kept at ``path``, if it was made from the graph
+    file ``made_from`` names (the one ``doc`` was read from) by this code; else None."""
     if made_from is None:
         return None
     import marshal
@@ -70,24 +77,24 @@ def read(path: str, doc: GraphDoc, made_from: Signature | None) -> RestoreView |
             key, signature, state = marshal.loads(fh.read())
     except (OSError, EOFError, ValueError, TypeError):
         return None
-    if signature != made_from or key != code_key():
+    if signature != made_from or key != code_key(preset):
         return None
-    return RestoreView.restored(doc, state)
+    return RestoreView.restored(doc, state, preset)
 
 
-def refresh(files: SessionFiles, sid: str) -> bool:
-    """Make the view beside ``sid``'s graph current (a graph file written since it was made
-    gets a view of its own). Returns whether it wrote one."""
+def refresh(files: SessionFiles, sid: str, preset: str = PRESET) -> bool:
+    """Make ``preset``'s view beside ``sid``'s graph current (a graph file written since it was
+    made gets a view of its own). Returns whether it wrote one."""
     from rolling_graph.store.atomic import write_atomic
 
     try:
         with files.lock(sid):  # the graph and the file it came from, together; ranked after
             graph = files.load_graph_locked(sid)
             made_from = files.graph_signature(sid)
-        path = files.path(sid, SUFFIX)
-        if made_from is None or not graph["nodes"] or read(path, graph, made_from) is not None:
+        path = files.path(sid, SUFFIXES[preset])
+        if made_from is None or not graph["nodes"] or read(path, graph, made_from, preset) is not None:
             return False
-        write_atomic(path, build(graph, made_from), durable=False)
+        write_atomic(path, build(graph, made_from, preset), durable=False)
     except OSError:  # a cache: the hook ranks the graph itself
         return False
     return True

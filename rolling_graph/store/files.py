@@ -15,7 +15,8 @@ Files, in ``$ROLLING_GRAPH_HOME/sessions/``:
   prompt that names a topic (:mod:`rolling_graph.store.branches`): derived like the graph cache,
   written by the processes that are not a hook (:data:`WRITE_BRANCHES`).
 * ``<sid>.view.cache``    — the restore block's ranked view for the ``SessionStart`` after a
-  compaction (:mod:`rolling_graph.render.view_cache`), left by what ``PreCompact`` starts;
+  compaction (:mod:`rolling_graph.render.view_cache`), left by what ``PreCompact`` starts, and
+  ``<sid>.view-coding.cache`` for a resumed session's, left by what ``SessionEnd`` starts;
   removed whenever the graph is written (:data:`MADE_FOR_ONE_GRAPH`).
 * ``<sid>.journal.jsonl`` — the write-ahead journal (:mod:`rolling_graph.store.journal`).
 * ``<sid>.lock``          — the inter-process lock (``fcntl.flock``) guarding all three.
@@ -57,7 +58,7 @@ WRITE_BRANCHES = True
 #: Files made from one version of the graph file by a layer above the store, which no other
 #: version may use: each write of the graph removes them, so that none outlives the graph it
 #: names (a node ``rgraph forget`` removed stays in no file beside the session's graph).
-MADE_FOR_ONE_GRAPH = ("view.cache",)
+MADE_FOR_ONE_GRAPH = ("view.cache", "view-coding.cache")
 #: Whether the graph's read cache is written with equal strings shared (a third smaller, reads
 #: ~1.5 ms faster, :func:`rolling_graph.store.graph_cache.shared_values`). The hook process
 #: turns it off too: sharing walks every value, ~6 ms for a new session's 400 nodes and ~20 ms

@@ -1,6 +1,7 @@
-"""The restore block's ranked view kept beside the graph (``<sid>.view.cache``): the same block
-as ranking the graph afresh, taken only for the very graph file and code it was made from, and
-left by what ``PreCompact`` starts (the worker's ``finish``, or with the warm graph off the probe)."""
+"""The restore block's ranked view kept beside the graph (``<sid>.view.cache``, and
+``<sid>.view-coding.cache`` for a resumed session's block): the same block as ranking the graph
+afresh, taken only for the very graph file, code and ranking it was made with, and left by what
+``PreCompact`` (or ``SessionEnd``) starts (the worker's ``finish``, or with the warm graph off the probe)."""
 
 from __future__ import annotations
 
@@ -39,9 +40,9 @@ def a_session(doc: dict[str, Any], *, view: bool = True) -> SidecarStore:
     return store
 
 
-def kept(store: SidecarStore) -> RestoreView | None:
+def kept(store: SidecarStore, preset: str = "compact") -> RestoreView | None:
     doc = store.load(SID)
-    return view_cache.read(store.files.path(SID, view_cache.SUFFIX), doc, store.files.graph_signature(SID))
+    return view_cache.read(store.files.path(SID, view_cache.SUFFIXES[preset]), doc, store.files.graph_signature(SID), preset)
 
 
 def without_n3(state: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -169,7 +170,7 @@ def test_a_session_start_after_a_compaction_renders_from_the_view_the_probe_left
 
 
 @pytest.mark.parametrize("trigger", ["pre-compact", "session-end"])
-def test_the_worker_at_pre_compact_leaves_the_view_of_the_graph_a_hook_wrote_last(
+def test_the_worker_at_a_flush_leaves_the_view_of_the_graph_a_hook_wrote_last(
     trigger: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from rolling_graph import worker
@@ -182,8 +183,10 @@ def test_the_worker_at_pre_compact_leaves_the_view_of_the_graph_a_hook_wrote_las
     assert "queued" in capsys.readouterr().out  # the reconcile waits for the database, as before
     if trigger == "pre-compact":
         assert kept(store) is not None, "the SessionStart after the compaction finds the view"
+        assert kept(store, "coding") is None
     else:
         assert not cache.exists(), "no compaction follows a session's end"
+        assert kept(store, "coding") is not None, "a resumed session's SessionStart finds the view of its ranking"
 
 
 @pytest.mark.parametrize("flush", [True, False])
@@ -211,14 +214,18 @@ def test_the_probe_a_flush_starts_leaves_the_view_of_the_graph_it_wrote(flush: b
         restore.restore_block(store.load(SID), R, "compact", summary=SUMMARY)
 
 
-def test_pre_compact_with_the_warm_graph_off_starts_the_probe_that_leaves_the_view(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("event", "extra", "preset"), [("pre-compact", {"hook_event_name": "PreCompact", "trigger": "auto"}, "compact"),
+                                                     ("session-end", {"hook_event_name": "SessionEnd", "reason": "exit"}, "coding")])
+def test_a_flush_with_the_warm_graph_off_starts_the_probe_that_leaves_the_view(
+    tmp_path: Path, event: str, extra: dict[str, str], preset: str
+) -> None:
     import os
 
     store = a_session(billing_session(), view=False)
     env = dict(os.environ, ROLLING_GRAPH_PROBE_MODE="async", ROLLING_GRAPH_WARM="off")
-    proc = run_hook("pre-compact", {"session_id": SID, "cwd": str(tmp_path), "hook_event_name": "PreCompact", "trigger": "auto"}, env=env)
+    proc = run_hook(event, {"session_id": SID, "cwd": str(tmp_path), **extra}, env=env)
     assert proc.returncode == 0 and not proc.stderr
-    cache = Path(store.files.path(SID, view_cache.SUFFIX))
+    cache = Path(store.files.path(SID, view_cache.SUFFIXES[preset]))
     graph = Path(store.files.path(SID, "graph.json"))
 
     def made_for_the_graph() -> bool:  # (the probe's code may be read from another place than this test's: no code key here)
@@ -233,3 +240,59 @@ def test_pre_compact_with_the_warm_graph_off_starts_the_probe_that_leaves_the_vi
     while not made_for_the_graph() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert made_for_the_graph(), "the detached probe left the view of the session's graph"
+
+
+@pytest.mark.parametrize("budget", [800, 400])
+def test_a_kept_coding_view_renders_a_resumed_sessions_block_as_a_fresh_ranking_does(budget: int) -> None:
+    store = a_session(billing_session(40), view=False)
+    assert view_cache.refresh(store.files, SID, "coding")
+    doc = store.load(SID)
+    view = kept(store, "coding")
+    assert view is not None and view.preset == "coding"
+    fresh = restore.restore_block(doc, R, "resume", budget_tokens=budget)
+    assert restore.restore_block(doc, R, "resume", budget_tokens=budget, view=view) == fresh
+    assert "customer_factory" in fresh[0]
+    # Each view only for its own ranking: the coding one shapes a resumed session's block...
+    forged = RestoreView.restored(doc, without_n3(marshal.loads(marshal.dumps(view.state()))), "coding")
+    assert forged is not None
+    assert "customer_factory" not in restore.restore_block(doc, R, "resume", budget_tokens=budget, view=forged)[0]
+    # ... never the block after a compaction, and a compact one never a resumed session's.
+    assert "customer_factory" in restore.restore_block(doc, R, "compact", summary=SUMMARY, budget_tokens=budget, view=forged)[0]
+    compact_forged = RestoreView.restored(doc, without_n3(marshal.loads(marshal.dumps(view.state()))))
+    assert "customer_factory" in restore.restore_block(doc, R, "resume", budget_tokens=budget, view=compact_forged)[0]
+
+
+def test_a_view_kept_for_one_ranking_is_not_read_as_the_others() -> None:
+    store = a_session(billing_session())
+    coding = Path(store.files.path(SID, view_cache.SUFFIXES["coding"]))
+    coding.write_bytes(Path(store.files.path(SID, view_cache.SUFFIX)).read_bytes())  # the compact view under the coding name
+    assert kept(store) is not None and kept(store, "coding") is None
+
+
+def test_a_resumed_session_start_renders_from_the_view_its_session_end_left(tmp_path: Path) -> None:
+    from rolling_graph import hook
+
+    store = a_session(billing_session(20), view=False)
+    assert view_cache.refresh(store.files, SID, "coding")  # what SessionEnd's work leaves
+    payload = {"session_id": SID, "cwd": str(tmp_path), "source": "resume", "transcript_path": str(tmp_path / "t.jsonl")}
+
+    def block() -> str:
+        out = hook.handle_event("session-start", payload)
+        return str(((out or {}).get("hookSpecificOutput") or {}).get("additionalContext") or "")
+
+    cache = Path(store.files.path(SID, view_cache.SUFFIXES["coding"]))
+    with_view = block()
+    genuine = cache.read_bytes()
+    cache.unlink()
+    assert block() == with_view and "customer_factory" in with_view
+    key, made_from, state = marshal.loads(genuine)
+    cache.write_bytes(marshal.dumps((key, made_from, without_n3(state))))
+    assert "customer_factory" not in block(), "the hook read the view beside the graph"
+
+
+def test_the_hook_names_the_view_each_flush_leaves_as_the_worker_does() -> None:
+    from rolling_graph import hook
+
+    assert hook.VIEW_FOR_TRIGGER == view_cache.FOR_TRIGGER
+    assert set(view_cache.FOR_TRIGGER.values()) == set(view_cache.SUFFIXES)
+    assert set(view_cache.SUFFIXES.values()) <= set(sidecar_files.MADE_FOR_ONE_GRAPH)
