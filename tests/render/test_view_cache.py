@@ -55,6 +55,24 @@ def without_n3(state: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(parts.values())
 
 
+def the_hook_tells_the_same_block_from_the_view(payload: dict[str, str], cache: Path) -> None:
+    """The ``SessionStart`` hook tells the same block for ``payload`` with the view at ``cache``
+    and without it, and reads it (a forged view without ``customer_factory`` drops the name)."""
+    from rolling_graph import hook
+
+    def block() -> str:
+        out = hook.handle_event("session-start", payload)
+        return str(((out or {}).get("hookSpecificOutput") or {}).get("additionalContext") or "")
+
+    with_view = block()
+    genuine = cache.read_bytes()
+    cache.unlink()
+    assert block() == with_view and "customer_factory" in with_view
+    key, made_from, state = marshal.loads(genuine)
+    cache.write_bytes(marshal.dumps((key, made_from, without_n3(state))))
+    assert "customer_factory" not in block(), "the hook read the view beside the graph"
+
+
 @pytest.mark.parametrize("budget", [800, 400, 150])
 @pytest.mark.parametrize("fillers", [0, 60])
 def test_a_kept_view_renders_the_block_a_fresh_ranking_renders(budget: int, fillers: int) -> None:
@@ -154,19 +172,7 @@ def test_a_session_start_after_a_compaction_renders_from_the_view_the_probe_left
     transcript = tmp_path / "t.jsonl"
     transcript.write_text(json.dumps({"type": "user", "isCompactSummary": True, "message": {"role": "user", "content": SUMMARY}}) + "\n")
     payload = {"session_id": SID, "cwd": str(tmp_path), "source": "compact", "transcript_path": str(transcript)}
-
-    def block() -> str:
-        out = hook.handle_event("session-start", payload)
-        return str(((out or {}).get("hookSpecificOutput") or {}).get("additionalContext") or "")
-
-    cache = Path(store.files.path(SID, view_cache.SUFFIX))
-    with_view = block()
-    genuine = cache.read_bytes()
-    cache.unlink()
-    assert block() == with_view and "customer_factory" in with_view
-    key, made_from, state = marshal.loads(genuine)
-    cache.write_bytes(marshal.dumps((key, made_from, without_n3(state))))
-    assert "customer_factory" not in block(), "the hook read the view beside the graph"
+    the_hook_tells_the_same_block_from_the_view(payload, Path(store.files.path(SID, view_cache.SUFFIX)))
 
 
 @pytest.mark.parametrize("trigger", ["pre-compact", "session-end"])
@@ -270,24 +276,10 @@ def test_a_view_kept_for_one_ranking_is_not_read_as_the_others() -> None:
 
 
 def test_a_resumed_session_start_renders_from_the_view_its_session_end_left(tmp_path: Path) -> None:
-    from rolling_graph import hook
-
     store = a_session(billing_session(20), view=False)
     assert view_cache.refresh(store.files, SID, "coding")  # what SessionEnd's work leaves
     payload = {"session_id": SID, "cwd": str(tmp_path), "source": "resume", "transcript_path": str(tmp_path / "t.jsonl")}
-
-    def block() -> str:
-        out = hook.handle_event("session-start", payload)
-        return str(((out or {}).get("hookSpecificOutput") or {}).get("additionalContext") or "")
-
-    cache = Path(store.files.path(SID, view_cache.SUFFIXES["coding"]))
-    with_view = block()
-    genuine = cache.read_bytes()
-    cache.unlink()
-    assert block() == with_view and "customer_factory" in with_view
-    key, made_from, state = marshal.loads(genuine)
-    cache.write_bytes(marshal.dumps((key, made_from, without_n3(state))))
-    assert "customer_factory" not in block(), "the hook read the view beside the graph"
+    the_hook_tells_the_same_block_from_the_view(payload, Path(store.files.path(SID, view_cache.SUFFIXES["coding"])))
 
 
 def test_the_hook_names_the_view_each_flush_leaves_as_the_worker_does() -> None:
