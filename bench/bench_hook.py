@@ -38,6 +38,28 @@ from rolling_graph.core.types import PatchOp  # noqa: E402
 from rolling_graph.store.sidecar import SidecarStore  # noqa: E402
 
 
+def _label(kind: str, topic: str, i: int) -> str:
+    """A label of ``kind`` as sessions write them: files and code names for the name map, sentences
+    for requests, tasks and decisions. (Each code name is one word of its own: a rejected option's
+    words reject every name that holds one, and "<topic> concept <i>" for every kind made all of
+    them a rejected option's, which left the blocks without names.)"""
+    if kind == "file":
+        return f"src/{topic}/{topic}_{i}.py"
+    if kind in ("symbol", "entity"):
+        return f"{topic.capitalize()}{'Handler' if kind == 'symbol' else 'Service'}{i}"
+    if kind == "command":
+        return f"pytest tests/test_{topic}_{i}.py -q"
+    if kind == "error":
+        return f"src/{topic}/{topic}_{i}.py:12: TypeError in the {topic} step {i}"
+    if kind in ("decision", "correction", "preference"):
+        return f"Use the {topic} pool for step {i} in production"
+    if kind == "request":
+        return f"Please make the {topic} step {i} faster"
+    if kind == "task":
+        return f"Add tests for the {topic} step {i}"
+    return f"The {topic} work of part {i}"
+
+
 def build_graph(home: Path, sid: str, n_nodes: int, project: str, seed: int = 7) -> list[str]:
     """A synthetic session graph of ``project`` with ``n_nodes`` nodes and ~1.5 edges per node."""
     rng = random.Random(seed)
@@ -50,8 +72,9 @@ def build_graph(home: Path, sid: str, n_nodes: int, project: str, seed: int = 7)
     ops: list[PatchOp] = []
     ids = []
     for i in range(n_nodes):
-        label = f"{rng.choice(['parser', 'queue', 'worker', 'Render', 'billing', 'auth'])} concept {i}"
-        node = make_node(label, rng.choice(DOMAINS), rng.choice(KINDS), now=now, weight=round(rng.random(), 3))
+        topic = rng.choice(["parser", "queue", "worker", "render", "billing", "auth"])
+        kind = rng.choice(KINDS)
+        node = make_node(_label(kind, topic, i), rng.choice(DOMAINS), kind, now=now, weight=round(rng.random(), 3))
         ids.append(node["id"])
         ops.append({"op": "add", "path": f"/nodes/{node['id']}", "value": node})
     for _ in range(int(n_nodes * 1.5)):

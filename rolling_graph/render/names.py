@@ -136,6 +136,10 @@ class _NameLine:
         self.headings: dict[str, tuple[str, str | None]] = {}  # group key → (heading, owner file id), in order
         self.given = ""  # the names and headings so far, lowercased, to skip one another holds
         self.exact: set[str] = set()
+        #: :meth:`length` of the map as it stands (it changes only in :meth:`add`): the fill asks
+        #: before every name it offers, and laying out the lines again each time was most of a
+        #: block's rendering (~80 names: ~600 asks).
+        self._length_now: int | None = None
 
     def _lines(self, names: list[str], groups: list[str], headings: dict[str, tuple[str, str | None]]) -> list[str]:
         """The map's lines: the head; each file with the names it owns, best first; the
@@ -158,7 +162,9 @@ class _NameLine:
         return sum(map(len, lines)) + len(lines) - 1
 
     def length(self) -> int:
-        return self._length(self.names, self.groups, self.headings)
+        if self._length_now is None:
+            self._length_now = self._length(self.names, self.groups, self.headings)
+        return self._length_now
 
     def says(self, key: str) -> bool:
         return not key or key in self.exact or (len(key) >= MIN_SEEN_NAME and (key in self.given or key in self.seen))
@@ -170,16 +176,22 @@ class _NameLine:
             return False
         group, heading, owner = self.group_of(nid)
         held = [i for i, k in enumerate(self.keys) if len(k) >= MIN_SEEN_NAME and k in key]
-        names = [n for i, n in enumerate(self.names) if i not in held]
-        groups = [g for i, g in enumerate(self.groups) if i not in held]
-        headings = dict(self.headings)
-        if group not in headings:
-            headings[group] = (heading, owner)
-        if owner != nid:  # a file stands for itself as its group's heading
-            names.append(name)
-            groups.append(group)
-        if self._length(names, groups, headings) > room:
+        if not held and owner != nid and group in self.groups:
+            # One more name on a line that has names: ", name" (every kind of line joins so).
+            length = self.length() + 2 + len(name)
+        else:
+            names = [n for i, n in enumerate(self.names) if i not in held]
+            groups = [g for i, g in enumerate(self.groups) if i not in held]
+            headings = dict(self.headings)
+            if group not in headings:
+                headings[group] = (heading, owner)
+            if owner != nid:  # a file stands for itself as its group's heading
+                names.append(name)
+                groups.append(group)
+            length = self._length(names, groups, headings)
+        if length > room:
             return False
+        self._length_now = length  # the lists below become these
         for i in reversed(held):
             del self.names[i], self.keys[i], self.groups[i]
         if group not in self.headings:
@@ -214,6 +226,7 @@ class _NameLine:
         other.group_of, other.owned_any = self.group_of, self.owned_any
         other.names, other.keys, other.groups = list(self.names), list(self.keys), list(self.groups)
         other.headings, other.given, other.exact = dict(self.headings), self.given, set(self.exact)
+        other._length_now = self._length_now
         return other
 
 
