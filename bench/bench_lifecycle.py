@@ -51,10 +51,11 @@ from rolling_graph.warm import startup_block  # noqa: E402
 from rolling_graph.warm.snapshot import MAX_EDGES, MAX_NODES, cache_file  # noqa: E402
 
 
-def snapshot_for(home: Path, project: str, sid: str, env: dict[str, str], left: timedelta = timedelta(hours=1)) -> None:
+def snapshot_for(home: Path, project: str, sid: str, env: dict[str, str]) -> None:
     """A resume snapshot of MAX_NODES nodes and MAX_EDGES edges (half of them new to the session),
     written as the worker writes it (the block of the project's next new session kept beside it,
-    with the hook's settings: ``env``), by a session whose last new node came ``left`` ago."""
+    with the hook's settings: ``env``), by a session whose last new node came an hour ago."""
+    left = timedelta(hours=1)
     doc = SidecarStore(load_settings(env)).load(sid)
     known = sorted(doc["nodes"].values(), key=lambda n: -n["weight"])[: MAX_NODES // 2]
     now = utcnow()

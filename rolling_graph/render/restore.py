@@ -151,14 +151,13 @@ def restore_block(
     ``view``: a view of ``doc`` kept beside the graph (:mod:`rolling_graph.render.view_cache`);
     used only where its preset (:attr:`RestoreView.preset`) is the ranking.
     """
-    compacted = source == "compact" and bool(summary)
     preset = rank_preset(source, summary)
     g = view if view is not None and view.preset == preset and rank_settings is None else RestoreView(doc, rank_settings or RANK_PRESETS[preset])
     g.mixed = source not in ("startup", "clear")  # a new session's block: its tag says where every line comes from
     if not g.nodes:
         return "", []
     limit = min(int((budget_tokens or render.budget_tokens) * render.chars_per_token), render.max_chars)
-    after_summary = "compact-" if compacted and _mostly_names(g) else ""
+    after_summary = "compact-" if preset == "compact" and _mostly_names(g) else ""
     if settings is None and source in ("startup", "clear"):
         settings = PRESETS["startup-lean" if limit < LEAN_BELOW_CHARS else "startup"]
     settings = settings or PRESETS[("compact-lean" if after_summary else "lean") if limit < LEAN_BELOW_CHARS

@@ -88,6 +88,13 @@ def reconcile(home: Path, dsn: str, doc: Any, at: str) -> None:
     ws.reconcile(ws.settings_for(home, dsn).at(at), doc)
 
 
+def after_session_a(tmp_path: Path, dsn: str, cwd: Path) -> Path:
+    """A state directory whose warm graph holds session A (run in ``cwd``), reconciled."""
+    home = tmp_path / "home"
+    reconcile(home, dsn, session_a(home, cwd), T_A)
+    return home
+
+
 def session_a(home: Path, cwd: Path) -> Any:
     """Asks for a fix, keeps a task list, decides, edits, and leaves a test failing."""
     a = Session(home, "sess-a", cwd, T_A)
@@ -148,8 +155,7 @@ def test_two_worktrees_of_one_repository_reconcile_into_one_graph_and_share_file
 def test_an_unrelated_repository_shares_nothing(worktrees: tuple[Path, Path, Path], tmp_path: Path, dsn: str) -> None:
     repo, one, _ = worktrees
     other = new_repo(tmp_path / "billing")
-    home = tmp_path / "home"
-    reconcile(home, dsn, session_a(home, one), T_A)
+    home = after_session_a(tmp_path, dsn, one)
     c = Session(home, "sess-c", other, T_C)
     context = c.start()
     assert context == ""  # nothing of the other repository's warm graph comes in
@@ -173,8 +179,7 @@ def test_the_next_sessions_startup_block_says_what_the_last_one_left(
     worktrees: tuple[Path, Path, Path], tmp_path: Path, dsn: str
 ) -> None:
     _, one, two = worktrees
-    home = tmp_path / "home"
-    reconcile(home, dsn, session_a(home, one), T_A)
+    home = after_session_a(tmp_path, dsn, one)
     render = Settings(home=home).render
     for budget in (800, 400):
         nxt = Session(home, f"sess-next-{budget}", two, T_NEXT)
@@ -201,8 +206,7 @@ def test_the_reconcile_keeps_the_next_sessions_block_and_it_is_the_one_the_hook_
     from rolling_graph.warm import snapshot, startup_block
 
     repo, one, two = worktrees
-    home = tmp_path / "home"
-    reconcile(home, dsn, session_a(home, one), T_A)
+    home = after_session_a(tmp_path, dsn, one)
     kept = Path(snapshot.cache_file(home, str(repo), startup_block.PART))
     made = snapshot.read_cache(home, str(repo), startup_block.PART, snapshot.signature(Path(snapshot.snapshot_file(home, str(repo))).stat()))
     assert made is not None and "Fix rounding in compute_total" in made[2] and made[1] < T_NEXT
@@ -216,8 +220,7 @@ def test_a_pulled_node_the_session_never_touched_is_no_contribution_of_it(
     worktrees: tuple[Path, Path, Path], tmp_path: Path, dsn: str
 ) -> None:
     repo, one, two = worktrees
-    home = tmp_path / "home"
-    reconcile(home, dsn, session_a(home, one), T_A)
+    home = after_session_a(tmp_path, dsn, one)
     b = Session(home, "sess-b", two, T_B)
     assert "Use Decimal for money" in b.start()  # pulled from the snapshot
     b.edit("src/app.py", "    return round_money(sum(items))", "    return round_money(sum(items)) or 0")
@@ -263,8 +266,7 @@ def test_a_superseded_decision_is_never_shown_as_in_force(tmp_path: Path, dsn: s
 
 def test_the_snapshot_carries_kinds_and_facts_but_no_event_counters(worktrees: tuple[Path, Path, Path], tmp_path: Path, dsn: str) -> None:
     repo, one, _ = worktrees
-    home = tmp_path / "home"
-    reconcile(home, dsn, session_a(home, one), T_A)
+    home = after_session_a(tmp_path, dsn, one)
     snap = json.loads(Path(snapshot_file(home, str(repo))).read_text())
     by_id = {n["id"]: n for n in snap["nodes"]}
     assert by_id["src-app-py"]["kind"] == "file" and by_id["src-app-py"]["facts"]["path"] == "src/app.py"
