@@ -101,7 +101,7 @@ def _failures(conn: Connection, pid: int, entries: dict[str, dict[str, Any]]) ->
     """Each file's most recent error whose text names it (a compiler's ``path:line``, a
     failing test's file)."""
     errors = conn.execute(
-        "SELECT label, facts FROM nodes WHERE project_id = %s AND kind = 'error' ORDER BY last_activated DESC LIMIT %s",
+        "SELECT label, facts FROM nodes WHERE project_id = %s AND kind = 'error' ORDER BY last_activated DESC, id LIMIT %s",
         (pid, ERRORS_READ),
     ).fetchall()
     if not errors:

@@ -70,12 +70,12 @@ def candidates(
     lately_leg = settings.uses_half_life_sessions > 0
     rows = conn.execute(
         f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project_id = %(p)s AND id IN ("
-        " (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY weight DESC LIMIT %(n)s)"
-        " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY last_activated DESC LIMIT %(n)s)"
-        " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY session_count DESC LIMIT %(n)s)"
-        + (" UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY activations DESC LIMIT %(n)s)" if settings.uses_leg else "")
+        " (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY weight DESC, id LIMIT %(n)s)"
+        " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY last_activated DESC, id LIMIT %(n)s)"
+        " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY session_count DESC, id LIMIT %(n)s)"
+        + (" UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY activations DESC, id LIMIT %(n)s)" if settings.uses_leg else "")
         + (" UNION (SELECT node_id FROM (SELECT node_id, opening FROM node_sessions WHERE project_id = %(p)s"
-           " AND opening IS NOT NULL ORDER BY opening LIMIT %(m)s) o GROUP BY node_id ORDER BY min(opening), node_id LIMIT %(n)s)"
+           " AND opening IS NOT NULL ORDER BY opening, node_id LIMIT %(m)s) o GROUP BY node_id ORDER BY min(opening), node_id LIMIT %(n)s)"
            if settings.opening_leg else "")
         + (f" UNION (SELECT node_id FROM ({_RECENT_USES} ORDER BY u DESC, x.node_id LIMIT %(n)s) r)" if lately_leg else "")
         + " UNION (SELECT unnest(%(x)s::text[])))",
