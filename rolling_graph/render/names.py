@@ -136,6 +136,14 @@ class _NameLine:
         self.headings: dict[str, tuple[str, str | None]] = {}  # group key → (heading, owner file id), in order
         self.given = ""  # the names and headings so far, lowercased, to skip one another holds
         self.exact: set[str] = set()
+        #: The keys of :data:`MIN_SEEN_NAME` characters or more, by their first that many: which of
+        #: them a name holds is found from the name's own few windows of that length, not by trying
+        #: every key in the map (the sweep asks it of 300 names, a map holds ~100).
+        self._long: dict[str, list[str]] = {}
+        #: Whether a heading has an owner (a file or a module), and how many names stand under
+        #: none: :meth:`full_without_owner` is asked of every name offered.
+        self._any_owner = False
+        self._unowned = 0
         #: :meth:`length` of the map as it stands (it changes only in :meth:`add`): the fill asks
         #: before every name it offers, and laying out the lines again each time was most of a
         #: block's rendering (~80 names: ~600 asks).
@@ -169,13 +177,35 @@ class _NameLine:
     def says(self, key: str) -> bool:
         return not key or key in self.exact or (len(key) >= MIN_SEEN_NAME and (key in self.given or key in self.seen))
 
+    def holds(self, key: str) -> set[str]:
+        """The map's keys of :data:`MIN_SEEN_NAME` characters or more that ``key`` holds
+        (``render_line`` in ``row.render_line``)."""
+        long = self._long
+        found: set[str] = set()
+        if long:
+            for at in range(len(key) - MIN_SEEN_NAME + 1):
+                for held in long.get(key[at : at + MIN_SEEN_NAME], ()):
+                    if key.startswith(held, at):
+                        found.add(held)
+        return found
+
+    def _index(self, key: str, drop: bool = False) -> None:
+        if len(key) < MIN_SEEN_NAME:
+            return
+        keys = self._long.setdefault(key[:MIN_SEEN_NAME], [])
+        if drop:
+            keys.remove(key)
+        else:
+            keys.append(key)
+
     def add(self, name: str, key: str, room: int, nid: str | None = None) -> bool:
         """Add ``name`` (of node ``nid``) under its group if the map stays within ``room``; a
         name it holds ("render_line" in "Row.render_line") goes, since this one says it."""
         if self.full_without_owner(nid):
             return False
         group, heading, owner = self.group_of(nid)
-        held = [i for i, k in enumerate(self.keys) if len(k) >= MIN_SEEN_NAME and k in key]
+        holds = self.holds(key)
+        held = [i for i, k in enumerate(self.keys) if k in holds] if holds else []
         if not held and owner != nid and group in self.groups:
             # One more name on a line that has names: ", name" (every kind of line joins so).
             length = self.length() + 2 + len(name)
@@ -193,14 +223,19 @@ class _NameLine:
             return False
         self._length_now = length  # the lists below become these
         for i in reversed(held):
+            self._index(self.keys[i], drop=True)
+            self._unowned -= self.headings[self.groups[i]][1] is None
             del self.names[i], self.keys[i], self.groups[i]
         if group not in self.headings:
             self.headings[group] = (heading, owner)
+            self._any_owner = self._any_owner or owner is not None
             self.given += "\n" + heading.lower()
         if owner != nid:
             self.names.append(name)
             self.keys.append(key)
+            self._index(key)
             self.groups.append(group)
+            self._unowned += owner is None
         self.given += "\n" + name.lower()
         self.exact.add(key)
         return True
@@ -208,10 +243,10 @@ class _NameLine:
     def full_without_owner(self, nid: str | None) -> bool:
         """Would ``nid`` stand under no owner while :data:`UNOWNED_NAMES` already do (no long
         run of names without a file or module to stand under)?"""
-        if not self.owned_any or not any(owner is not None for _, owner in self.headings.values()):
+        if not self.owned_any or not self._any_owner:
             return False  # nothing stands under an owner (a graph with no file to stand under): one list it is
         group, _, owner = self.group_of(nid)
-        return owner is None and bool(group) and sum(1 for g in self.groups if self.headings[g][1] is None) >= UNOWNED_NAMES
+        return owner is None and bool(group) and self._unowned >= UNOWNED_NAMES
 
     def owners(self) -> list[str]:
         """The file ids the map shows as headings."""
@@ -226,6 +261,8 @@ class _NameLine:
         other.group_of, other.owned_any = self.group_of, self.owned_any
         other.names, other.keys, other.groups = list(self.names), list(self.keys), list(self.groups)
         other.headings, other.given, other.exact = dict(self.headings), self.given, set(self.exact)
+        other._long = {head: list(keys) for head, keys in self._long.items()}
+        other._any_owner, other._unowned = self._any_owner, self._unowned
         other._length_now = self._length_now
         return other
 
@@ -249,8 +286,16 @@ class MapGroups:
         self.has_owners = bool(files)
         self.by_seq = sorted((seq, fid) for fid in files if (seq := facts_of(g.nodes[fid]).get("seq")) is not None)
         self.seqs = [seq for seq, _ in self.by_seq]
+        #: Each name's place, once found (the fill asks it of a name more than once).
+        self._placed: dict[str | None, tuple[str, str, str | None]] = {}
 
     def __call__(self, nid: str | None) -> tuple[str, str, str | None]:
+        placed = self._placed.get(nid)
+        if placed is None:
+            placed = self._placed[nid] = self._place(nid)
+        return placed
+
+    def _place(self, nid: str | None) -> tuple[str, str, str | None]:
         g, files = self.g, self.files
         if nid is None:
             return "by:tool", BY_HEADING["tool"], None
@@ -400,7 +445,7 @@ def _sweep(line: _NameLine, named: Iterable[Named], room: int, shown: set[str]) 
     added = False
     for nid, name in named:
         key = _key(name)
-        if line.says(key) or not any(len(k) >= MIN_SEEN_NAME and k in key for k in line.keys):
+        if line.says(key) or not line.holds(key):
             continue
         if line.add(name, key, room, nid):
             added = True
