@@ -144,6 +144,8 @@ class _NameLine:
         #: none: :meth:`full_without_owner` is asked of every name offered.
         self._any_owner = False
         self._unowned = 0
+        #: How many names stand in each group (a file's with none is on the ``Files:`` line).
+        self._members: dict[str, int] = {}
         #: :meth:`length` of the map as it stands (it changes only in :meth:`add`): the fill asks
         #: before every name it offers, and laying out the lines again each time was most of a
         #: block's rendering (~80 names: ~600 asks).
@@ -206,9 +208,9 @@ class _NameLine:
         group, heading, owner = self.group_of(nid)
         holds = self.holds(key)
         held = [i for i, k in enumerate(self.keys) if k in holds] if holds else []
-        if not held and owner != nid and group in self.groups:
-            # One more name on a line that has names: ", name" (every kind of line joins so).
-            length = self.length() + 2 + len(name)
+        grown = None if held else self._grown(name, group, heading, owner, nid)
+        if grown is not None:
+            length = grown
         else:
             names = [n for i, n in enumerate(self.names) if i not in held]
             groups = [g for i, g in enumerate(self.groups) if i not in held]
@@ -225,6 +227,7 @@ class _NameLine:
         for i in reversed(held):
             self._index(self.keys[i], drop=True)
             self._unowned -= self.headings[self.groups[i]][1] is None
+            self._members[self.groups[i]] -= 1
             del self.names[i], self.keys[i], self.groups[i]
         if group not in self.headings:
             self.headings[group] = (heading, owner)
@@ -236,9 +239,31 @@ class _NameLine:
             self._index(key)
             self.groups.append(group)
             self._unowned += owner is None
+            self._members[group] = self._members.get(group, 0) + 1
         self.given += "\n" + name.lower()
         self.exact.add(key)
         return True
+
+    def _grown(self, name: str, group: str, heading: str, owner: str | None, nid: str | None) -> int | None:
+        """The map's length once ``name`` is added to ``group`` (no name it holds going), from the
+        line it joins or starts and the heading it moves (:meth:`_lines`' shape), without laying
+        the map out again; None where the map is still one line (the first names of a flat list)."""
+        members = self._members.get(group, 0)
+        if owner != nid and members:
+            return self.length() + 2 + len(name)  # ", name" on a line that has names (every kind joins so)
+        headings = self.headings
+        if not (len(headings) > 1 or (headings and "" not in headings)) or not group:
+            return None  # one line (the head and a flat list), or the flat list's own line
+        now = self.length()
+        files_alone = sum(1 for key, (_, who) in headings.items() if who and not self._members.get(key))
+        if owner == nid:  # a file for itself: on the ``Files:`` line (already there: nothing changes)
+            if group in headings:
+                return now
+            return now + 2 + len(heading) if files_alone else now + len("\nFiles: ") + len(heading)
+        if owner and group in headings:  # a file's first name: from the ``Files:`` line to a line of its own
+            now -= len("\nFiles: ") + len(heading) if files_alone == 1 else 2 + len(heading)
+        line = f"* {heading}: " if owner is not None else f"{heading}: "  # a file's or a module's; who named it
+        return now + 1 + len(line) + len(name)
 
     def full_without_owner(self, nid: str | None) -> bool:
         """Would ``nid`` stand under no owner while :data:`UNOWNED_NAMES` already do (no long
@@ -262,7 +287,7 @@ class _NameLine:
         other.names, other.keys, other.groups = list(self.names), list(self.keys), list(self.groups)
         other.headings, other.given, other.exact = dict(self.headings), self.given, set(self.exact)
         other._long = {head: list(keys) for head, keys in self._long.items()}
-        other._any_owner, other._unowned = self._any_owner, self._unowned
+        other._any_owner, other._unowned, other._members = self._any_owner, self._unowned, dict(self._members)
         other._length_now = self._length_now
         return other
 

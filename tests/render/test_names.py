@@ -8,13 +8,15 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from rolling_graph.render import names as names_mod
-from rolling_graph.render.names import MIN_SEEN_NAME, _key, _NameLine
+from rolling_graph.render.names import MIN_SEEN_NAME, MODULE, _key, _NameLine
 
 #: (name, group key, owner): a name under a file ("f1", "f2" stand for themselves when the name
-#: is the file), under who named it, or in the flat list; short words so that names hold others.
+#: is the file), under a module, under who named it, or in the flat list; short words so that
+#: names hold others.
 ADDS = st.lists(st.tuples(st.sampled_from(["sync", "sync_all", "Store.sync_all", "load", "load_config", "f1.py", "f2.py",
                                            "parse", "Parser.parse", "x"]),
-                          st.sampled_from([("f1", "f1.py", "f1"), ("f2", "f2.py", "f2"), ("by:user", "In requests", None), ("", "", None)]),
+                          st.sampled_from([("f1", "f1.py", "f1"), ("f2", "f2.py", "f2"), ("mod:os", "os", MODULE), ("by:user", "In requests", None),
+                                           ("", "", None)]),
                           st.integers(min_value=20, max_value=1000)),
                 max_size=60)
 
@@ -25,6 +27,8 @@ OTHERS = {"f1": ("f1", "f1.py", "f1"), "f2": ("f2", "f2.py", "f2"), "n-user": ("
 
 @given(ADDS)
 @example([(name, ("by:user", "In requests", None), 1000) for name in ("sync", "load", "parse", "x")])  # no owner yet
+@example([("sync", ("by:user", "In requests", None), 1000), ("f1.py", ("f1", "f1.py", "f1"), 1000), ("f2.py", ("f2", "f2.py", "f2"), 1000),
+          ("load", ("f1", "f1.py", "f1"), 1000), ("parse", ("f2", "f2.py", "f2"), 1000)])  # files alone, then each its first name
 def test_what_the_map_keeps_as_it_fills_is_what_its_lines_say(adds: list[tuple[str, tuple[str, str, str | None], int]]) -> None:
     placed: dict[str | None, tuple[str, str, str | None]] = {}
 
