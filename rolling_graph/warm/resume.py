@@ -25,7 +25,10 @@ from rolling_graph.warm.snapshot_write import write_snapshot
 if TYPE_CHECKING:
     from rolling_graph.warm.db import Connection
 
-#: How many nodes each cheap leg contributes to the candidate pool.
+#: How many nodes each cheap leg contributes to the candidate pool. Nodes alike in a leg's
+#: column (a chain's first sessions: every node in one session, most used once or twice) go in
+#: the order they were first seen, then by id: never by where their rows lie in the table,
+#: which made two replays of the same sessions pull different pools.
 PER_LEG = 100
 NEIGHBOURHOOD_MAX = 400
 #: The opening leg reads this many session rows per candidate it brings (the smallest
@@ -70,10 +73,10 @@ def candidates(
     lately_leg = settings.uses_half_life_sessions > 0
     rows = conn.execute(
         f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project_id = %(p)s AND id IN ("
-        " (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY weight DESC, id LIMIT %(n)s)"
-        " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY last_activated DESC, id LIMIT %(n)s)"
-        " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY session_count DESC, id LIMIT %(n)s)"
-        + (" UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY activations DESC, id LIMIT %(n)s)" if settings.uses_leg else "")
+        " (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY weight DESC, first_seen, id LIMIT %(n)s)"
+        " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY last_activated DESC, first_seen, id LIMIT %(n)s)"
+        " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY session_count DESC, first_seen, id LIMIT %(n)s)"
+        + (" UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY activations DESC, first_seen, id LIMIT %(n)s)" if settings.uses_leg else "")
         + (" UNION (SELECT node_id FROM (SELECT node_id, opening FROM node_sessions WHERE project_id = %(p)s"
            " AND opening IS NOT NULL ORDER BY opening, node_id LIMIT %(m)s) o GROUP BY node_id ORDER BY min(opening), node_id LIMIT %(n)s)"
            if settings.opening_leg else "")

@@ -245,19 +245,21 @@ def test_the_snapshot_leads_with_what_the_last_sessions_kept_using(settings, pro
     assert order.index("current-work") < order.index("old-favourite")
 
 
-def test_the_candidate_pool_breaks_ties_by_id_not_by_where_rows_lie(settings) -> None:  # type: ignore[no-untyped-def]
+def test_the_candidate_pool_breaks_ties_by_what_was_seen_first_not_by_where_rows_lie(settings) -> None:  # type: ignore[no-untyped-def]
     """Forty nodes alike in weight, recency, sessions and uses, written in the reverse of their
-    ids' order: each leg's LIMIT keeps the first ids, whatever order the rows lie in the table.
-    (A replay of the same sessions twice gave two snapshots when ties fell to the heap's order.)"""
+    ids' order, half of them first seen a day earlier: each leg's LIMIT keeps those seen first,
+    then the first ids, whatever order the rows lie in the table. (Ties fell to the heap's order:
+    a replay of the same sessions twice gave two snapshots.)"""
     ids = [f"name-{i:02d}" for i in range(40)]
     with db.connect(settings) as conn, conn.transaction():
         pid = conn.execute("INSERT INTO projects (root, key) VALUES ('/ties', 'ties') RETURNING id").fetchone()[0]
-        for nid in reversed(ids):
+        for i, nid in reversed(list(enumerate(ids))):
+            first_seen = T0 - timedelta(days=i % 2)  # the odd ones a day earlier
             conn.execute("INSERT INTO nodes (project_id, id, label, domain, weight, first_seen, last_activated, activations, "
-                         "session_count) VALUES (%s, %s, %s, 'project', 0.5, %s, %s, 3, 2)", (pid, nid, nid, T0, T0))
+                         "session_count) VALUES (%s, %s, %s, 'project', 0.5, %s, %s, 3, 2)", (pid, nid, nid, first_seen, T0))
     with db.connect(settings) as conn:
         pool, _ = resume.candidates(conn, pid, settings=rank.RESUME, per_leg=5)
-    assert sorted(c.id for c in pool) == ids[:5]
+    assert sorted(c.id for c in pool) == ["name-01", "name-03", "name-05", "name-07", "name-09"]
 
 
 def test_embeddings_of_two_models_are_never_compared(settings, project) -> None:  # type: ignore[no-untyped-def]
