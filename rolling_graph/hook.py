@@ -198,7 +198,15 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, event: S
     # the resume merge and the block (a 2,000-node graph costs ~10 ms a parse); the graph
     # file is rewritten only if the session is new or the merge added to it. A new session's
     # first entry and what it takes from the snapshot reach the journal in one write, before it.
-    tx = store.transaction(sid)
+    # After a compaction whose PreCompact work left the graph's ranked view, the block and the
+    # ledger's restart read none of the graph's edges (the view holds what they need): they are
+    # left unread, and read after all should the view turn out not to be of this graph.
+    view_file = None
+    if summary and source == "compact":
+        from rolling_graph.render import view_cache
+
+        view_file = store.files.path(sid, view_cache.SUFFIXES["compact"])
+    tx = store.transaction(sid, edges=not (view_file and os.path.exists(view_file)))
     with tx as doc:
         with store.journal_group(sid):
             created = _init_session(store, doc, event)
@@ -228,6 +236,8 @@ def on_session_start(store: SidecarStore, settings: Settings, sid: str, event: S
                 if preset in view_cache.SUFFIXES:
                     made_from = store.files.graph_signature(sid)
                     ranked = view_cache.read(store.files.path(sid, view_cache.SUFFIXES[preset]), doc, made_from, preset)
+            if ranked is None:
+                tx.read_edges()  # the block ranks the graph itself
             text = restore_context(inject.DocView(doc), settings, source, summary, ranked)
         if text:
             inject.count_injection(doc, text, settings)

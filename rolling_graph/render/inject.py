@@ -96,17 +96,24 @@ class DocView:
         return self.doc, adjacency(self.doc, linked)
 
 
-def restart_ledger(view: HookView, doc: GraphDoc, shown: list[str]) -> None:
+def restart_ledger(view: HookView, doc: GraphDoc, shown: list[str], fingerprints: dict[str, str] | None = None) -> None:
     """After a full block (LOD or restore), the ledger starts again from what it showed:
-    later prompts get only what is new since."""
+    later prompts get only what is new since. ``fingerprints``: the nodes' fingerprints as
+    kept with the graph's view (:func:`rolling_graph.render.view_cache.fingerprints`), taken
+    instead of walking the graph's edges when they hold every node shown."""
     from rolling_graph.core import ledger as ledger_mod
-    from rolling_graph.core.adjacency import adjacency
     from rolling_graph.core.model import new_ledger
     from rolling_graph.store import index as index_mod
 
-    adj = adjacency(doc, shown)
+    if fingerprints is not None and all(n in fingerprints for n in shown):
+        marks = {n: fingerprints[n] for n in shown}
+    else:
+        from rolling_graph.core.adjacency import adjacency
+
+        adj = adjacency(doc, shown)
+        marks = {n: ledger_mod.fingerprint(n, doc, adj) for n in shown}
     ledger = new_ledger()
-    ledger_mod.record(ledger, {n: ledger_mod.fingerprint(n, doc, adj) for n in shown})
+    ledger_mod.record(ledger, marks)
     index_mod.mark(ledger, doc["journal_seq"], [])
     view.state["ledger"] = ledger
     view.state["counters"].pop("named_restored", None)

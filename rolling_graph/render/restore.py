@@ -199,5 +199,5 @@ def restore_context(view: HookView, settings: Settings, source: str, summary: st
 
     doc = view.graph()
     text, shown = restore_block(doc, settings.render, source, summary=summary, view=ranked)
-    restart_ledger(view, doc, shown)
+    restart_ledger(view, doc, shown, ranked.fingerprints if ranked is not None else None)
     return text

@@ -100,6 +100,9 @@ class RestoreView:
     #: one ranked here: :func:`rolling_graph.render.restore.restore_block` takes a view only for
     #: the preset it ranks with.
     preset: str | None = None
+    #: The ledger's fingerprint of each node of the graph, kept with the view
+    #: (:func:`rolling_graph.render.view_cache.fingerprints`); None for one ranked here.
+    fingerprints: dict[str, str] | None = None
 
     def state(self) -> tuple[Any, ...]:
         """Everything :data:`STATE` names, in its order (:meth:`restored` takes it back)."""

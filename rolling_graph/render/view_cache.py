@@ -36,7 +36,7 @@ SUFFIXES = {"compact": "view.cache", "coding": "view-coding.cache"}
 #: The ``compact`` view's suffix (``<sid>.view.cache``).
 SUFFIX = SUFFIXES["compact"]
 #: Changes when the file's layout does.
-TAG = "rolling-graph-view-cache-1"
+TAG = "rolling-graph-view-cache-2"
 #: The ranking preset of the block after a compaction (:func:`rolling_graph.render.restore.restore_block`).
 PRESET = "compact"
 #: The view the work a flush starts leaves, by its trigger: the block after a compaction ranks
@@ -45,7 +45,8 @@ FOR_TRIGGER = {"pre-compact": "compact", "session-end": "coding"}
 #: The modules whose code makes a view: an edit or an upgrade of any of them makes every view
 #: kept before it stale.
 CODE = ("rolling_graph.render.view", "rolling_graph.render.rank", "rolling_graph.render.layout", "rolling_graph.core.focus",
-        "rolling_graph.core.vocabulary", "rolling_graph.core.filepaths", "rolling_graph.core.model")
+        "rolling_graph.core.vocabulary", "rolling_graph.core.filepaths", "rolling_graph.core.model", "rolling_graph.core.ledger",
+        "rolling_graph.core.adjacency")
 
 
 def code_key(preset: str = PRESET) -> tuple[Any, ...]:
@@ -59,10 +60,22 @@ def code_key(preset: str = PRESET) -> tuple[Any, ...]:
 
 
 def build(graph: GraphDoc, made_from: Signature, preset: str = PRESET) -> bytes:
-    """The cache of ``graph``'s view, as written to the graph file ``made_from`` names."""
+    """The cache of ``graph``'s view, as written to the graph file ``made_from`` names, with the
+    ledger's fingerprint of every node (:func:`fingerprints`)."""
     import marshal
 
-    return marshal.dumps((code_key(preset), made_from, RestoreView(graph, RANK_PRESETS[preset]).state()))
+    return marshal.dumps((code_key(preset), made_from, RestoreView(graph, RANK_PRESETS[preset]).state(), fingerprints(graph)))
+
+
+def fingerprints(graph: GraphDoc) -> dict[str, str]:
+    """The ledger's fingerprint (:func:`rolling_graph.core.ledger.fingerprint`) of every node of
+    ``graph``: what the ledger's restart after the block records of the nodes it shows, so
+    that the hook reads none of the graph's edges (:meth:`SidecarStore.transaction`, ``edges``)."""
+    from rolling_graph.core.adjacency import adjacency
+    from rolling_graph.core.ledger import fingerprint
+
+    adj = adjacency(graph)
+    return {nid: fingerprint(nid, graph, adj) for nid in graph["nodes"]}
 
 
 def read(path: str, doc: GraphDoc, made_from: Signature | None, preset: str = PRESET) -> RestoreView | None:
@@ -74,12 +87,15 @@ def read(path: str, doc: GraphDoc, made_from: Signature | None, preset: str = PR
 
     try:
         with open(path, "rb") as fh:
-            key, signature, state = marshal.loads(fh.read())
+            key, signature, state, marks = marshal.loads(fh.read())
     except (OSError, EOFError, ValueError, TypeError):
         return None
-    if signature != made_from or key != code_key(preset):
+    if signature != made_from or key != code_key(preset) or not isinstance(marks, dict):
         return None
-    return RestoreView.restored(doc, state, preset)
+    view = RestoreView.restored(doc, state, preset)
+    if view is not None:
+        view.fingerprints = marks
+    return view
 
 
 def refresh(files: SessionFiles, sid: str, preset: str = PRESET) -> bool:

@@ -163,14 +163,19 @@ class SessionFiles:
         with self.lock(sid):  # rebuild under the lock so only one process repairs
             return self.load_graph_locked(sid)
 
-    def load_graph_locked(self, sid: str) -> GraphDoc:
+    def load_graph_locked(self, sid: str, *, edges: bool = True) -> GraphDoc:
         """:meth:`load_graph` with the session's lock held: a graph file that is missing, damaged
-        or behind the journal is rebuilt or rolled forward and written here."""
+        or behind the journal is rebuilt or rolled forward and written here. ``edges=False``:
+        the graph's edges may be left unread (:func:`rolling_graph.store.graph_cache.read`)
+        when the graph file is current and its read cache too; a document so read is never
+        written."""
         jpath = self.path(sid, "journal.jsonl")
-        graph = self._read_graph(sid)
+        graph = self._read_graph(sid, edges=edges)
         size = journal_mod.journal_size(jpath)
         if graph is not None and graph.get("journal_bytes", 0) >= size:
             return graph
+        if graph is not None and not edges:
+            graph = self._read_graph(sid)  # rolled forward below: with its edges
         from rolling_graph.store.repair import rebuild_graph
 
         refused = self._bad_graph.pop(sid, None)
@@ -181,10 +186,11 @@ class SessionFiles:
         self._write_graph(sid, graph)
         return graph
 
-    def _read_graph(self, sid: str) -> GraphDoc | None:
+    def _read_graph(self, sid: str, *, edges: bool = True) -> GraphDoc | None:
         """The graph file's document, normalised (through its cache when that is current:
         the cache holds the document as normalised), or None when the file is missing,
-        unreadable or of another schema version (then the journal rebuilds it)."""
+        unreadable or of another schema version (then the journal rebuilds it). ``edges=False``:
+        from the cache, its nodes alone (:func:`rolling_graph.store.graph_cache.read`)."""
         gpath = self.path(sid, "graph.json")
         try:
             st = os.stat(gpath)
@@ -192,7 +198,7 @@ class SessionFiles:
             return None
         from rolling_graph.store import graph_cache
 
-        cached = graph_cache.read(self.path(sid, "graph.cache"), st)
+        cached = graph_cache.read(self.path(sid, "graph.cache"), st, edges=edges)
         if cached is not None:
             return cached
         raw = read_json(gpath)
@@ -210,6 +216,8 @@ class SessionFiles:
         """Graph file (durable), then its read cache and the hook index (derived)."""
         from rolling_graph.store import graph_cache
 
+        if isinstance(graph["edges"], graph_cache.EdgesNotRead):  # never write a graph without its edges
+            raise RuntimeError(f"session {sid}: a graph read without its edges cannot be written")
         gpath = self.path(sid, "graph.json")
         write_atomic(gpath, dumps(graph))
         for suffix in MADE_FOR_ONE_GRAPH:
@@ -317,16 +325,17 @@ class SessionFiles:
         """A snapshot of the combined document (graph + gate, ledger, counters)."""
         return {**self.load_graph(sid), **self.load_state(sid)}
 
-    def load_locked(self, sid: str, parsed: GraphDoc | None = None) -> SessionDoc:
+    def load_locked(self, sid: str, parsed: GraphDoc | None = None, *, edges: bool = True) -> SessionDoc:
         """The combined document, with the session's lock held (a new session's when there is
         none). ``parsed``: the graph as the caller holds it, taken as it is while the journal
-        is the size it reflects (nothing has changed the graph since), else read again."""
+        is the size it reflects (nothing has changed the graph since), else read again.
+        ``edges=False``: see :meth:`load_graph_locked`."""
         os.makedirs(self.dir, exist_ok=True)
         jpath = self.path(sid, "journal.jsonl")
         if parsed is not None and os.path.exists(jpath) and parsed.get("journal_bytes") == journal_mod.journal_size(jpath):
             graph = graph_part(parsed)  # type: ignore[arg-type]  # a graph, or a whole document: its graph part
         elif os.path.exists(self.path(sid, "graph.json")) or os.path.exists(jpath):
-            graph = self.load_graph_locked(sid)
+            graph = self.load_graph_locked(sid, edges=edges)
         else:
             graph = new_graph(sid)
         return {**graph, **self.load_state(sid)}

@@ -19,9 +19,20 @@ if TYPE_CHECKING:
 
     from rolling_graph.core.types import GraphDoc
 
-#: The cache holds the graph as loaded (normalised): a cache from before normalisation
-#: carries another tag and is ignored.
-TAG = "rolling-graph-graph-cache-2"
+#: The cache holds the graph as loaded (normalised), its edges apart (:func:`read`): a cache of
+#: another layout carries another tag and is ignored.
+TAG = "rolling-graph-graph-cache-3"
+
+
+class EdgesNotRead(dict):  # type: ignore[type-arg]  # in a GraphDoc's place of dict[str, Edge]
+    """A graph's ``edges`` when the reader asked for its nodes alone (:func:`read` with
+    ``edges=False``): empty, and any read of it is a mistake, so it raises rather than tell
+    "no edges". A document holding it is never written (:meth:`SessionFiles._write_graph`)."""
+
+    def _refuse(self, *args: object, **kwargs: object) -> None:
+        raise RuntimeError("the graph's edges were not read (graph_cache.read with edges=False)")
+
+    __iter__ = __len__ = __contains__ = __getitem__ = get = keys = values = items = _refuse  # type: ignore[assignment]
 
 Signature = tuple[int, int, int]
 
@@ -50,28 +61,36 @@ def _key() -> tuple[str, int, int, int]:
     return (TAG, marshal.version, *sys.version_info[:2])
 
 
-def read(path: str, graph_stat: os.stat_result) -> GraphDoc | None:
-    """The cached graph if it was made from exactly this graph file by this Python."""
+def read(path: str, graph_stat: os.stat_result, *, edges: bool = True) -> GraphDoc | None:
+    """The cached graph if it was made from exactly this graph file by this Python. ``edges=False``:
+    its nodes alone, ``edges`` an :class:`EdgesNotRead` (the edges are a third of the file and
+    ~40 % of its loading; the block after a compaction from a kept view reads none of them)."""
     import marshal
 
     try:
         with open(path, "rb") as fh:
-            key, made_from, graph = marshal.loads(fh.read())
+            key, made_from, rest, edge_bytes = marshal.loads(fh.read())
+        shaped = isinstance(rest, dict) and isinstance(edge_bytes, bytes)
+        if key != _key() or made_from != signature(graph_stat) or not shaped:
+            return None
+        rest["edges"] = marshal.loads(edge_bytes) if edges else EdgesNotRead()
     except (OSError, EOFError, ValueError, TypeError):
         return None
-    cached: GraphDoc = graph  # written by blob() from a normalised document
-    if key != _key() or made_from != signature(graph_stat) or not isinstance(graph, dict):
-        return None
-    return cached
+    cached: GraphDoc = rest  # written by blob() from a normalised document
+    return cached if not edges or isinstance(cached["edges"], dict) else None
 
 
 def blob(graph: GraphDoc, made_from: Signature, *, share: bool = True) -> bytes:
-    """The cache of ``graph``, written from the graph file ``made_from`` names (``share``: its
-    equal strings as one object, :func:`shared_values`)."""
+    """The cache of ``graph``, written from the graph file ``made_from`` names: its edges in a
+    marshalled part of their own (``share``: each part's equal strings as one object,
+    :func:`shared_values`)."""
     import marshal
 
-    cached: Any = shared_values(graph) if share else graph
-    return marshal.dumps((_key(), made_from, cached))
+    rest: Any = {k: v for k, v in graph.items() if k != "edges"}
+    edges: Any = graph["edges"]
+    if share:
+        rest, edges = shared_values(rest), shared_values(edges)
+    return marshal.dumps((_key(), made_from, rest, marshal.dumps(edges)))
 
 
 def shared_values(value: Any, memo: dict[str, str] | None = None) -> Any:

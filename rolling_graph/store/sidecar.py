@@ -66,19 +66,27 @@ def _trial_copy(doc: SessionDoc, entry: JournalEntry) -> GraphDoc:
 
 
 class _Transaction:
-    def __init__(self, store: SidecarStore, sid: str, graph: bool, parsed: GraphDoc | None = None) -> None:
-        self.store, self.sid, self.graph, self.parsed = store, sid, graph, parsed
+    def __init__(self, store: SidecarStore, sid: str, graph: bool, parsed: GraphDoc | None = None, edges: bool = True) -> None:
+        self.store, self.sid, self.graph, self.parsed, self.edges = store, sid, graph, parsed, edges
         self.lock = store.lock(sid)
         self.doc: SessionDoc
 
     def __enter__(self) -> SessionDoc:
         self.lock.__enter__()
         try:
-            self.doc = self.store.files.load_locked(self.sid, self.parsed)
+            self.doc = self.store.files.load_locked(self.sid, self.parsed, edges=self.edges)
         except BaseException:
             self.lock.__exit__()
             raise
         return self.doc
+
+    def read_edges(self) -> None:
+        """Read the edges a transaction opened with ``edges=False`` left unread (the graph is the
+        same while the lock is held): the document is then whole."""
+        from rolling_graph.store.graph_cache import EdgesNotRead
+
+        if isinstance(self.doc["edges"], EdgesNotRead):
+            self.doc["edges"] = self.store.files.load_graph_locked(self.sid)["edges"]
 
     def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
         try:
@@ -335,7 +343,7 @@ class SidecarStore:
         :meth:`_HookView.graph` is called."""
         return _HookView(self, sid, index)
 
-    def transaction(self, sid: str, *, graph: bool = True, parsed: GraphDoc | None = None) -> _Transaction:
+    def transaction(self, sid: str, *, graph: bool = True, parsed: GraphDoc | None = None, edges: bool = True) -> _Transaction:
         """``with store.transaction(sid) as doc:`` — locked read-modify-write.
 
         With ``graph=False`` only the state part (gate, ledger, counters) is written back
@@ -344,8 +352,11 @@ class SidecarStore:
         instead of reading the file again when the journal has not grown since (the graph
         changes only through it); the caller's document is then the transaction's, and
         nothing may have changed its graph part. Graph changes must go through :meth:`commit_entry`.
+        ``edges=False``: the graph's edges may be left unread (``doc["edges"]`` an
+        :class:`rolling_graph.store.graph_cache.EdgesNotRead`, which refuses every read) until
+        :meth:`_Transaction.read_edges`; the graph is then never written back.
         """
-        return _Transaction(self, sid, graph, parsed)
+        return _Transaction(self, sid, graph, parsed, edges)
 
     def journal_group(self, sid: str) -> _JournalGroup:
         """``with store.journal_group(sid):`` inside a transaction: the entries committed in

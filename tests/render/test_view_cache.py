@@ -55,22 +55,40 @@ def without_n3(state: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(parts.values())
 
 
-def the_hook_tells_the_same_block_from_the_view(payload: dict[str, str], cache: Path) -> None:
+def the_hook_tells_the_same_block_from_the_view(payload: dict[str, str], cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The ``SessionStart`` hook tells the same block for ``payload`` with the view at ``cache``
-    and without it, and reads it (a forged view without ``customer_factory`` drops the name)."""
+    and without it, and restarts the ledger the same (the same fingerprints of what it shows),
+    and reads it (a forged view without ``customer_factory`` drops the name). After a
+    compaction, with the view, it reads none of the graph's edges."""
     from rolling_graph import hook
+    from rolling_graph.store import graph_cache
 
-    def block() -> str:
+    store = SidecarStore(load_settings())
+    reads: list[bool] = []  # each read of the graph's cache: with its edges or not
+    real_read = graph_cache.read
+
+    def read(path: str, st: Any, *, edges: bool = True) -> Any:
+        reads.append(edges)
+        return real_read(path, st, edges=edges)
+
+    monkeypatch.setattr(graph_cache, "read", read)
+
+    def block() -> tuple[str, dict[str, str]]:
+        reads.clear()
         out = hook.handle_event("session-start", payload)
-        return str(((out or {}).get("hookSpecificOutput") or {}).get("additionalContext") or "")
+        return str(((out or {}).get("hookSpecificOutput") or {}).get("additionalContext") or ""), store.load(SID)["ledger"]["told"]
 
-    with_view = block()
+    with_view, told = block()
+    assert told and reads[:1] == [payload["source"] != "compact"], "after a compaction the edges are left unread"
     genuine = cache.read_bytes()
     cache.unlink()
-    assert block() == with_view and "customer_factory" in with_view
-    key, made_from, state = marshal.loads(genuine)
-    cache.write_bytes(marshal.dumps((key, made_from, without_n3(state))))
-    assert "customer_factory" not in block(), "the hook read the view beside the graph"
+    assert block() == (with_view, told) and "customer_factory" in with_view
+    assert reads[:1] == [True]
+    key, made_from, state, marks = marshal.loads(genuine)
+    cache.write_bytes(marshal.dumps((key, (made_from[0] + 1, *made_from[1:]), state, marks)))  # of another graph file
+    assert block() == (with_view, told), "a view of another graph: the hook ranks the graph, its edges read after all"
+    cache.write_bytes(marshal.dumps((key, made_from, without_n3(state), marks)))
+    assert "customer_factory" not in block()[0], "the hook read the view beside the graph"
 
 
 @pytest.mark.parametrize("budget", [800, 400, 150])
@@ -118,11 +136,11 @@ def test_a_view_of_another_graph_file_is_not_taken(monkeypatch: pytest.MonkeyPat
     assert view_cache.refresh(store.files, SID) is False, "current: left alone"
 
 
-@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "other graph", "not a view", "foreign id", "short"])
+@pytest.mark.parametrize("damage", ["garbage", "truncated", "empty", "other graph", "not a view", "foreign id", "short", "no fingerprints"])
 def test_a_damaged_or_foreign_view_is_not_taken(damage: str) -> None:
     store = a_session(billing_session())
     cache = Path(store.files.path(SID, view_cache.SUFFIX))
-    key, made_from, state = marshal.loads(cache.read_bytes())
+    key, made_from, state, marks = marshal.loads(cache.read_bytes())
     if damage == "garbage":
         cache.write_bytes(b"\x00not marshal at all")
     elif damage == "truncated":
@@ -130,14 +148,16 @@ def test_a_damaged_or_foreign_view_is_not_taken(damage: str) -> None:
     elif damage == "empty":
         cache.write_bytes(b"")
     elif damage == "other graph":
-        cache.write_bytes(marshal.dumps((key, (made_from[0] + 1, *made_from[1:]), state)))
+        cache.write_bytes(marshal.dumps((key, (made_from[0] + 1, *made_from[1:]), state, marks)))
     elif damage == "not a view":
-        cache.write_bytes(marshal.dumps((key, made_from, ({}, [], "x"))))
+        cache.write_bytes(marshal.dumps((key, made_from, ({}, [], "x"), marks)))
     elif damage == "foreign id":
         order = [*state[-1], "not-in-the-graph"]
-        cache.write_bytes(marshal.dumps((key, made_from, (*state[:-1], order))))
+        cache.write_bytes(marshal.dumps((key, made_from, (*state[:-1], order), marks)))
+    elif damage == "no fingerprints":
+        cache.write_bytes(marshal.dumps((key, made_from, state)))
     else:
-        cache.write_bytes(marshal.dumps((key, made_from, state[:-1])))
+        cache.write_bytes(marshal.dumps((key, made_from, state[:-1], marks)))
     assert kept(store) is None
     doc = store.load(SID)
     assert restore.restore_block(doc, R, "compact", summary=SUMMARY, view=kept(store))[0].count("apply_plan_change")
@@ -172,7 +192,7 @@ def test_a_session_start_after_a_compaction_renders_from_the_view_the_probe_left
     transcript = tmp_path / "t.jsonl"
     transcript.write_text(json.dumps({"type": "user", "isCompactSummary": True, "message": {"role": "user", "content": SUMMARY}}) + "\n")
     payload = {"session_id": SID, "cwd": str(tmp_path), "source": "compact", "transcript_path": str(transcript)}
-    the_hook_tells_the_same_block_from_the_view(payload, Path(store.files.path(SID, view_cache.SUFFIX)))
+    the_hook_tells_the_same_block_from_the_view(payload, Path(store.files.path(SID, view_cache.SUFFIX)), monkeypatch)
 
 
 @pytest.mark.parametrize("trigger", ["pre-compact", "session-end"])
@@ -236,7 +256,7 @@ def test_a_flush_with_the_warm_graph_off_starts_the_probe_that_leaves_the_view(
 
     def made_for_the_graph() -> bool:  # (the probe's code may be read from another place than this test's: no code key here)
         try:
-            _, made_from, state = marshal.loads(cache.read_bytes())
+            _, made_from, state, _ = marshal.loads(cache.read_bytes())
         except (OSError, EOFError, ValueError, TypeError):
             return False
         st = graph.stat()
@@ -275,11 +295,11 @@ def test_a_view_kept_for_one_ranking_is_not_read_as_the_others() -> None:
     assert kept(store) is not None and kept(store, "coding") is None
 
 
-def test_a_resumed_session_start_renders_from_the_view_its_session_end_left(tmp_path: Path) -> None:
+def test_a_resumed_session_start_renders_from_the_view_its_session_end_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = a_session(billing_session(20), view=False)
     assert view_cache.refresh(store.files, SID, "coding")  # what SessionEnd's work leaves
     payload = {"session_id": SID, "cwd": str(tmp_path), "source": "resume", "transcript_path": str(tmp_path / "t.jsonl")}
-    the_hook_tells_the_same_block_from_the_view(payload, Path(store.files.path(SID, view_cache.SUFFIXES["coding"])))
+    the_hook_tells_the_same_block_from_the_view(payload, Path(store.files.path(SID, view_cache.SUFFIXES["coding"])), monkeypatch)
 
 
 def test_the_hook_names_the_view_each_flush_leaves_as_the_worker_does() -> None:

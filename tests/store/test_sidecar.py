@@ -206,8 +206,8 @@ def test_the_graph_cache_holds_the_graph_with_equal_strings_stored_once() -> Non
     ops = [op for name in ("PostgreSQL", "Redis", "Kafka") for op in _add_node_ops(name)]
     store.apply_ops("s1", ops, kind="patch", rationale="r1")
     graph = json.loads(store.graph_path("s1").read_text())
-    _, _, cached = marshal.loads(Path(store.files.path("s1", "graph.cache")).read_bytes())
-    assert cached == graph
+    _, _, cached, edges = marshal.loads(Path(store.files.path("s1", "graph.cache")).read_bytes())
+    assert {**cached, "edges": marshal.loads(edges)} == graph
     a, b = cached["nodes"]["postgresql"], cached["nodes"]["redis"]
     assert a["kind"] == b["kind"] and a["kind"] is b["kind"], "one object: marshal writes the second as a reference"
     assert a["domain"] is b["domain"] and a["last_activated"] is b["last_activated"]
@@ -224,8 +224,8 @@ def test_the_hook_process_writes_the_graph_cache_without_sharing_and_it_still_se
     store = _store()
     store.apply_ops("s1", [op for name in ("PostgreSQL", "Redis") for op in _add_node_ops(name)], kind="patch", rationale="r1")
     graph = json.loads(store.graph_path("s1").read_text())
-    _, _, cached = marshal.loads(Path(store.files.path("s1", "graph.cache")).read_bytes())
-    assert cached == graph
+    _, _, cached, edges = marshal.loads(Path(store.files.path("s1", "graph.cache")).read_bytes())
+    assert {**cached, "edges": marshal.loads(edges)} == graph
     real = sidecar_files.read_json
     monkeypatch.setattr(sidecar_files, "read_json", lambda path: pytest.fail("parsed") if path == str(store.graph_path("s1")) else real(path))
     assert store.load("s1")["nodes"]["redis"]["label"] == "Redis"
@@ -297,3 +297,49 @@ def test_a_live_graph_decays_exactly_as_its_journal_rebuilds_it() -> None:
     rebuilt = store.load("s1")
     assert {n: v["weight"] for n, v in live["nodes"].items()} == {n: v["weight"] for n, v in rebuilt["nodes"].items()}
     assert live["nodes"]["postgresql"]["weight"] < 0.5, "six-hour gaps decay what was not touched"
+
+
+def _session_with_an_edge(store: SidecarStore) -> None:
+    ops = [op for name in ("PostgreSQL", "pgvector") for op in _add_node_ops(name)]
+    ops.append({"op": "add", "path": "/edges/postgresql|depends_on|pgvector", "value": make_edge("postgresql", "depends_on", "pgvector")})
+    store.apply_ops("s1", ops, kind="patch", rationale="r1")
+
+
+def test_a_transaction_may_leave_the_edges_unread_and_then_never_writes_the_graph() -> None:
+    """``edges=False`` (the block after a compaction from a kept view): the nodes as ever, the
+    edges refusing any read until read, and a graph read so is never written: the file keeps
+    its edge."""
+    from rolling_graph.store.graph_cache import EdgesNotRead
+
+    store = _store()
+    _session_with_an_edge(store)
+    whole = store.load("s1")
+    graph_file = store.graph_path("s1").read_bytes()
+    with store.transaction("s1", graph=False, edges=False) as doc:
+        assert doc["nodes"] == whole["nodes"] and doc["journal_seq"] == whole["journal_seq"]
+        assert isinstance(doc["edges"], EdgesNotRead)
+        for look in (lambda e: list(e), lambda e: len(e), lambda e: e.get("x"), lambda e: dict(e), lambda e: "x" in e, lambda e: e.items()):
+            with pytest.raises(RuntimeError, match="edges were not read"):
+                look(doc["edges"])
+        doc["counters"]["injections"] += 1  # the state part is written back as ever
+    assert store.load("s1")["counters"]["injections"] == whole["counters"]["injections"] + 1
+    with pytest.raises(RuntimeError, match="without its edges"), store.transaction("s1", edges=False):
+        pass  # (graph=True, the default: the graph is written back)
+    assert store.graph_path("s1").read_bytes() == graph_file and store.load("s1")["edges"] == whole["edges"]
+    tx = store.transaction("s1", edges=False)
+    with tx as doc:
+        tx.read_edges()
+        assert doc["edges"] == whole["edges"]
+    assert store.load("s1")["edges"] == whole["edges"]
+
+
+def test_a_graph_behind_its_journal_is_rolled_forward_with_its_edges_when_they_were_not_asked_for() -> None:
+    store = _store()
+    _session_with_an_edge(store)
+    stale = store.graph_path("s1").read_bytes(), Path(store.files.path("s1", "graph.cache")).read_bytes()
+    store.apply_ops("s1", _add_node_ops("Redis"), kind="patch", rationale="r2")
+    store.graph_path("s1").write_bytes(stale[0])  # as a crash between the journal's append and the graph's write leaves it
+    Path(store.files.path("s1", "graph.cache")).unlink()
+    with store.files.lock("s1"):
+        graph = store.files.load_graph_locked("s1", edges=False)
+    assert "redis" in graph["nodes"] and graph["edges"] == store.load("s1")["edges"] and graph["edges"]
