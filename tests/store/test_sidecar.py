@@ -343,3 +343,22 @@ def test_a_graph_behind_its_journal_is_rolled_forward_with_its_edges_when_they_w
     with store.files.lock("s1"):
         graph = store.files.load_graph_locked("s1", edges=False)
     assert "redis" in graph["nodes"] and graph["edges"] == store.load("s1")["edges"] and graph["edges"]
+
+
+def test_a_graph_cache_of_the_layout_before_is_ignored_and_the_graph_read_from_its_file() -> None:
+    """An upgrade finds caches written before the edges had a part of their own: the graph file
+    is read instead, the edges with it, and the next write makes the cache anew."""
+    import marshal
+
+    from rolling_graph.store import graph_cache
+
+    store = _store()
+    _session_with_an_edge(store)
+    whole = store.load("s1")
+    cache = Path(store.files.path("s1", "graph.cache"))
+    key, made_from, rest, edges = marshal.loads(cache.read_bytes())
+    cache.write_bytes(marshal.dumps((("rolling-graph-graph-cache-2", *key[1:]), made_from, {**rest, "edges": marshal.loads(edges)})))
+    st = store.graph_path("s1").stat()
+    assert graph_cache.read(str(cache), st) is None and graph_cache.read(str(cache), st, edges=False) is None
+    with store.transaction("s1", graph=False, edges=False) as doc:
+        assert doc["edges"] == whole["edges"] and doc["nodes"] == whole["nodes"]
