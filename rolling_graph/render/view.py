@@ -109,10 +109,12 @@ class RestoreView:
         return tuple(getattr(self, name) for name, _ in STATE)
 
     @classmethod
-    def restored(cls, doc: GraphDoc, state: object, preset: str = "compact") -> RestoreView | None:
+    def restored(cls, doc: GraphDoc, state: object, preset: str = "compact",
+                 fingerprints: dict[str, str] | None = None) -> RestoreView | None:
         """The view of ``doc`` from the :meth:`state` of a view of the same graph, ranked with
-        ``preset``, or None when ``state`` is not the shape one is (every part of its type; the
-        ranked ids, its kinds and its scores the same ids, all of them ``doc``'s nodes)."""
+        ``preset`` (``fingerprints``: kept with it), or None when ``state`` is not the shape one is
+        (every part of its type; the ranked ids, its kinds and its scores the same ids, all of them
+        ``doc``'s nodes)."""
         if not isinstance(state, tuple) or len(state) != len(STATE):
             return None
         if not all(type(value) is kind for value, (_, kind) in zip(state, STATE, strict=True)):
@@ -120,7 +122,7 @@ class RestoreView:
         view = cls.__new__(cls)
         view.nodes = nodes = doc["nodes"]
         view.mixed = True
-        view.preset = preset
+        view.preset, view.fingerprints = preset, fingerprints
         for (name, _), value in zip(STATE, state, strict=True):
             setattr(view, name, value)
         order = view.order

@@ -92,10 +92,7 @@ def read(path: str, doc: GraphDoc, made_from: Signature | None, preset: str = PR
         return None
     if signature != made_from or key != code_key(preset) or not isinstance(marks, dict):
         return None
-    view = RestoreView.restored(doc, state, preset)
-    if view is not None:
-        view.fingerprints = marks
-    return view
+    return RestoreView.restored(doc, state, preset, marks)
 
 
 def refresh(files: SessionFiles, sid: str, preset: str = PRESET) -> bool:

@@ -68,3 +68,27 @@ def test_a_graph_shares_kinds_timestamps_and_ids_and_its_types_survive() -> None
     assert a["kind"] is b["kind"] and a["last_activated"] is b["last_activated"]
     assert type(a["pulled"]) is bool and type(shared["edges"]["n0|informs|n1"]["strength"]) is int
     assert len(marshal.dumps(shared)) < len(marshal.dumps(graph))
+
+
+def test_the_cache_gives_the_graph_whole_or_its_nodes_alone(tmp_path: Any) -> None:
+    """The edges are a part of their own: read whole, the graph as written; read without them,
+    the same nodes and an ``EdgesNotRead`` that refuses every read rather than tell "no edges"."""
+    import os
+
+    import pytest
+
+    from rolling_graph.store.graph_cache import EdgesNotRead, blob, read, signature
+
+    graph = {"version": 1, "nodes": {"a": {"id": "a", "kind": "file"}, "b": {"id": "b", "kind": "symbol"}},
+             "edges": {"a|defines|b": {"source": "a", "relationship": "defines", "target": "b"}}, "journal_seq": 3}
+    made = tmp_path / "graph.json"
+    made.write_text("{}")
+    st = os.stat(made)
+    cache = tmp_path / "graph.cache"
+    cache.write_bytes(blob(graph, signature(st)))  # type: ignore[arg-type]
+    assert read(str(cache), st) == graph
+    nodes_only = read(str(cache), st, edges=False)
+    assert nodes_only is not None and nodes_only["nodes"] == graph["nodes"] and nodes_only["journal_seq"] == 3
+    assert isinstance(nodes_only["edges"], EdgesNotRead)
+    with pytest.raises(RuntimeError, match="edges were not read"):
+        list(nodes_only["edges"])
