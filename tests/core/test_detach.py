@@ -13,6 +13,17 @@ import pytest
 from rolling_graph.core.detach import NICENESS
 
 
+def _written(report: Path) -> str:
+    """What the detached child wrote to ``report``, once it is there: the child opens the file
+    before it writes, so a file that exists may still be empty for a moment."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if report.exists() and (text := report.read_text()):
+            return text
+        time.sleep(0.05)
+    raise AssertionError(f"the detached child wrote nothing to {report} in 30 s")
+
+
 def _niceness_of_a_deferred_start(tmp_path: Path, start_at: int) -> tuple[str, str]:
     """In a process of its own (lowering this one's priority would slow the test run): queue a
     command that reports its niceness, run the queue as the hook does at its end."""
@@ -29,10 +40,7 @@ def _niceness_of_a_deferred_start(tmp_path: Path, start_at: int) -> tuple[str, s
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    deadline = time.monotonic() + 30
-    while not report.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return done.stdout.strip(), report.read_text()
+    return done.stdout.strip(), _written(report)
 
 
 def test_deferred_work_inherits_the_low_priority_from_its_start(tmp_path: Path) -> None:
@@ -59,10 +67,7 @@ def test_detached_work_can_be_stopped_although_its_hook_ignores_sigterm(tmp_path
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    deadline = time.monotonic() + 30
-    while not report.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    ignored = int(report.read_text().split()[1], 16)
+    ignored = int(_written(report).split()[1], 16)
     assert not ignored & (1 << (signal.SIGTERM - 1))
 
 
