@@ -48,7 +48,8 @@ from rolling_graph.core.config import load_settings  # noqa: E402
 from rolling_graph.store.project import project_root  # noqa: E402
 from rolling_graph.store.sidecar import SidecarStore  # noqa: E402
 from rolling_graph.warm import startup_block  # noqa: E402
-from rolling_graph.warm.snapshot import MAX_EDGES, MAX_NODES, cache_file  # noqa: E402
+from rolling_graph.warm.snapshot import MAX_EDGES, MAX_NODES  # noqa: E402
+from rolling_graph.warm.snapshot_files import cache_file  # noqa: E402
 
 
 def snapshot_for(home: Path, project: str, sid: str, env: dict[str, str]) -> None:

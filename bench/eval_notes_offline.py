@@ -56,7 +56,7 @@ from rolling_graph.render import notes as rn
 from rolling_graph.replay import run as run_mod
 from rolling_graph.replay.run import ReplayOptions
 from rolling_graph.warm import embeddings, server
-from rolling_graph.warm.snapshot import snapshot_file
+from rolling_graph.warm.snapshot_files import snapshot_file
 
 PROJECT = "/tmp/entire-cli"
 FIGURES = ("memory", "startup", "baseline", "vs_baseline", "vs_startup", "surfaced", "precision", "note_chars_per_100_events",

@@ -41,7 +41,7 @@ from rolling_graph.evaluation import chain, chain_eval
 from rolling_graph.evaluation.corpus import budget_chars, list_block, ranked_lists
 from rolling_graph.hook import handle_event
 from rolling_graph.warm import rank, resume
-from rolling_graph.warm.snapshot import snapshot_file
+from rolling_graph.warm.snapshot_files import snapshot_file
 
 PROJECT = "/tmp/entire-cli"  # the project path bench/eval_notes_offline.py replays into
 

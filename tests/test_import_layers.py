@@ -276,12 +276,16 @@ HOOK_MODULES: dict[str, set[str]] = {
         "render.view", "render.rank", "store.userfile", "core.vocabulary",
         "capture.compact_summary",  # a compaction's summary, read, then redacted before it is queued
         "render.view_cache",  # after a compaction: the graph's ranked view, kept beside it
-        "warm.startup_block"},  # a new session: the block the snapshot's writer kept beside the snapshot
+        "warm.startup_block",  # a new session: the block the snapshot's writer kept beside the snapshot
+        "warm.snapshot_files"},  # where the snapshot and its caches lie
     "user-prompt-submit": _EVERY_EVENT | _GATED | _RENDERED | _RULES | {
         "store.project", "warm.snapshot", "store.graph_cache", "capture.entities", "core.vocabulary", "safety.redact", "store.branches",
-        "store.userfile", "render.notes"},
-    # render.notes and the project's snapshot (warm.snapshot, store.project): the tool-time notes.
-    "post-tool-use": _EVERY_EVENT | _GATED | _RENDERED | _RULES | {"capture.tools", "render.notes", "warm.snapshot", "store.project"},
+        "store.userfile", "render.notes", "warm.notes_cache", "warm.snapshot_files"},
+    # render.notes and the notes' cache beside the project's snapshot (warm.notes_cache,
+    # warm.snapshot_files, store.project): the tool-time notes. Not the snapshot's format
+    # (warm.snapshot): a tool event reads the notes alone.
+    "post-tool-use": _EVERY_EVENT | _GATED | _RENDERED | _RULES | {"capture.tools", "render.notes", "warm.notes_cache", "warm.snapshot_files",
+                                                                   "store.project"},
     "stop": _EVERY_EVENT,
     "pre-compact": _EVERY_EVENT,
     "session-end": _EVERY_EVENT,

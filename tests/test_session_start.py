@@ -66,7 +66,7 @@ def test_a_new_session_starts_from_its_projects_snapshot(isolated_home: Path, tm
 def test_a_new_session_takes_the_snapshot_as_its_writer_checked_it_once(isolated_home: Path, tmp_path: Path) -> None:
     # The writer leaves the snapshot's checked nodes beside it (its seed); a new session's hook
     # reads them rather than checking every node again, and starts exactly as from the snapshot.
-    from rolling_graph.warm.snapshot import cache_file
+    from rolling_graph.warm.snapshot_files import cache_file
 
     project = project_root(str(tmp_path))
     snapshot(project, isolated_home)

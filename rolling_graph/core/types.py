@@ -20,6 +20,7 @@ Code that holds a whole session (graph and state together) holds a :class:`Sessi
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 # -- the graph ------------------------------------------------------------------------------
@@ -349,6 +350,21 @@ class HookView(Protocol):
         """A graph document holding at least the nodes ``ids`` and ``linked`` and the
         neighbours of ``linked``, and the adjacency lists of ``linked``."""
         ...
+
+
+class NoteTable(Protocol):
+    """File id → tool-time note entry, as :mod:`rolling_graph.render.notes` reads the project's
+    notes: a plain dict (read from the snapshot itself), or the hook's
+    :class:`rolling_graph.warm.notes_cache.Notes`, which decodes an entry when it is asked for.
+    An entry is untrusted: a reader checks its shape."""
+
+    def get(self, key: str, /) -> Any: ...
+
+    def __getitem__(self, key: str, /) -> Any: ...
+
+    def __len__(self) -> int: ...
+
+    def items(self) -> Iterable[tuple[str, Any]]: ...
 
 
 # -- the hook's answer ------------------------------------------------------------------------

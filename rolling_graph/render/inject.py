@@ -9,10 +9,18 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
 
     from rolling_graph.core.config import Settings
-    from rolling_graph.core.types import Adjacency, GraphDoc, HookIndex, HookState, HookView, PendingEvent, SessionDoc
+    from rolling_graph.core.types import (
+        Adjacency,
+        GraphDoc,
+        HookIndex,
+        HookState,
+        HookView,
+        NoteTable,
+        PendingEvent,
+        SessionDoc,
+    )
 
 
 #: Nodes remembered as restored by name (the state file is rewritten on every event).
@@ -139,7 +147,7 @@ def tool_context(view: HookView, event: PendingEvent, settings: Settings) -> str
     return text
 
 
-def speak(view: HookView, event_name: str, event: PendingEvent, settings: Settings, notes: dict[str, Any] | None = None) -> str:
+def speak(view: HookView, event_name: str, event: PendingEvent, settings: Settings, notes: NoteTable | None = None) -> str:
     """What this event tells the model: the session's own news, and (``notes``: the project's
     tool-time notes, :mod:`rolling_graph.render.notes`) what earlier sessions know of what
     it names or touches."""

@@ -18,10 +18,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Container
     from datetime import datetime
-    from typing import Any
 
     from rolling_graph.core.config import Settings
-    from rolling_graph.core.types import SessionDoc
+    from rolling_graph.core.types import NoteTable, SessionDoc
     from rolling_graph.warm.snapshot import Seed
 
 #: The warm graph's detached worker: an installed command, not a module of this layer.
@@ -50,18 +49,20 @@ def read_new_session_seed(settings: Settings, project: str | None, now: datetime
     if seed is None or made_from is None:
         return seed, None
     from rolling_graph.warm import startup_block
+    from rolling_graph.warm.snapshot_files import read_cache
 
-    return seed, startup_block.read(snapshot.read_cache(settings.home_dir, project, startup_block.PART, made_from), settings, now)
+    return seed, startup_block.read(read_cache(settings.home_dir, project, startup_block.PART, made_from), settings, now)
 
 
-def read_notes(settings: Settings, project: str | None) -> dict[str, Any]:
-    """What the project's tool-time notes draw from (the snapshot file's ``notes``; no
-    database), or empty when notes are off or the project has no snapshot."""
+def read_notes(settings: Settings, project: str | None) -> NoteTable:
+    """What the project's tool-time notes draw from (the snapshot's ``notes``, read from the
+    cache beside it: :func:`rolling_graph.warm.notes_cache.read_notes`; no database), or empty
+    when notes are off or the project has no snapshot."""
     if not settings.render.notes or not project:
         return {}
-    from rolling_graph.warm import snapshot
+    from rolling_graph.warm import notes_cache
 
-    return snapshot.read_notes(settings.home_dir, project)
+    return notes_cache.read_notes(settings.home_dir, project)
 
 
 def merge_snapshot(store: SidecarStore, doc: SessionDoc, seed: Seed, now: datetime, source: str = "startup") -> bool:

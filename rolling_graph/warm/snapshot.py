@@ -19,7 +19,7 @@ from rolling_graph.core.ids import edge_key, is_node_id
 from rolling_graph.core.model import LABEL_MAX, SUMMARY_MAX, VERBS
 from rolling_graph.core.normalize import normalize_node
 from rolling_graph.safety.sanitize import clean_line
-from rolling_graph.store.project import project_key
+from rolling_graph.warm.snapshot_files import read_cache, signature, snapshot_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -42,10 +42,6 @@ MAX_EDGES = 200
 #: What one resume may add to a session's hot graph (it has its own nodes already).
 RESUME_NODES = 40
 RESUME_EDGES = 80
-
-
-def snapshot_file(home: str | os.PathLike[str], project_root: str) -> str:
-    return os.path.join(os.fspath(home), "snapshots", f"{project_key(project_root)}.json")
 
 
 def has_snapshot(home: str | os.PathLike[str], project_root: str | None) -> bool:
@@ -103,68 +99,6 @@ def read_snapshot(home: str | os.PathLike[str], project_root: str) -> Snapshot |
     if not isinstance(data.get("nodes"), list) or not isinstance(data.get("edges"), list):
         return None
     return data
-
-
-def cache_file(home: str | os.PathLike[str], project_root: str, part: str) -> str:
-    """The read cache of one part of the snapshot (``notes``: :func:`read_notes`; ``seed``:
-    :func:`read_seed`; ``startup``: a new session's block, :mod:`rolling_graph.warm.startup_block`),
-    which its writer leaves beside it (:mod:`marshal`)."""
-    return snapshot_file(home, project_root)[: -len(".json")] + f".{part}.cache"
-
-
-def cache_blob(part: str, st: os.stat_result, project_root: str, value: Any) -> bytes:
-    """What :func:`cache_file` holds: ``value``, made from the snapshot file whose ``os.stat`` is ``st``."""
-    import marshal
-
-    return marshal.dumps((_cache_key(part), signature(st), project_root, value))
-
-
-def _cache_key(part: str) -> tuple[str, int, int, int]:
-    import marshal
-    import sys
-
-    return (f"rgraph-{part}-1", marshal.version, *sys.version_info[:2])
-
-
-def signature(st: os.stat_result) -> list[int]:
-    """What names one snapshot file (its caches say which one they were made from)."""
-    return [st.st_ino, st.st_size, st.st_mtime_ns]
-
-
-def read_cache(home: str | os.PathLike[str], project_root: str, part: str, made_from: list[int]) -> Any:
-    """The cached ``part`` when its cache was made from exactly the snapshot file ``made_from``
-    names (:func:`signature`) and is this user's own and writable by no one else; else None."""
-    import marshal
-
-    try:
-        with open(cache_file(home, project_root, part), "rb") as fh:
-            own = os.fstat(fh.fileno())
-            if (hasattr(os, "getuid") and own.st_uid != os.getuid()) or own.st_mode & 0o022:
-                return None
-            key, signature_of, project, value = marshal.loads(fh.read())
-    except (OSError, EOFError, ValueError, TypeError):
-        return None
-    if key != _cache_key(part) or made_from != signature_of or project != project_root:
-        return None
-    return value
-
-
-def read_notes(home: str | os.PathLike[str], project_root: str) -> dict[str, Any]:
-    """The snapshot's ``notes`` section (what tool-time notes draw from,
-    :mod:`rolling_graph.warm.notes`): file id → entry, or empty. Read on every tool event, so
-    from the marshal cache the writer leaves beside the snapshot when it was made from exactly
-    this snapshot file (about a third of the JSON's parse); else from the snapshot. Each entry
-    is checked again when a note is rendered (:mod:`rolling_graph.render.notes`)."""
-    try:
-        st = os.stat(snapshot_file(home, project_root))
-    except OSError:
-        return {}
-    notes = read_cache(home, project_root, "notes", signature(st))
-    if notes is not None:
-        return notes if isinstance(notes, dict) else {}
-    snap = read_snapshot(home, project_root)
-    found = snap.get("notes") if snap is not None else None
-    return found if isinstance(found, dict) else {}
 
 
 #: What a snapshot node's stamps are while it waits to be pulled (:func:`seed_of`): later than

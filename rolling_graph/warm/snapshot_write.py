@@ -15,16 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rolling_graph.store.atomic import FileLock, write_atomic, write_text_atomic
-from rolling_graph.warm import startup_block
-from rolling_graph.warm.snapshot import (
-    SNAPSHOT_VERSION,
-    cache_blob,
-    cache_file,
-    seed_of,
-    snapshot_file,
-    whole_claim,
-    whole_file,
-)
+from rolling_graph.warm import notes_cache, startup_block
+from rolling_graph.warm.snapshot import SNAPSHOT_VERSION, seed_of, whole_claim, whole_file
+from rolling_graph.warm.snapshot_files import cache_blob, cache_file, snapshot_file
 
 if TYPE_CHECKING:
     from rolling_graph.core.config import Settings
@@ -60,7 +53,7 @@ def write_snapshot(
         # here rather than in every SessionStart hook).
         written = json.loads(text)
         notes = written.get("notes") if isinstance(written.get("notes"), dict) else {}
-        write_atomic(cache_file(home, project_root, "notes"), cache_blob("notes", st, project_root, notes), durable=False)
+        write_atomic(cache_file(home, project_root, notes_cache.PART), notes_cache.blob(st, project_root, notes), durable=False)
         seed = seed_of(written)
         write_atomic(cache_file(home, project_root, "seed"), cache_blob("seed", st, project_root, seed), durable=False)
         _keep_startup_block(home, project_root, st, seed, settings)

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from rolling_graph.core.config import Settings
     from rolling_graph.warm.snapshot import Seed
 
-#: The cache's part name beside the snapshot (:func:`rolling_graph.warm.snapshot.cache_file`).
+#: The cache's part name beside the snapshot (:func:`rolling_graph.warm.snapshot_files.cache_file`).
 PART = "startup"
 #: Changes when the cache's layout does.
 TAG = "rolling-graph-startup-block-2"
@@ -59,7 +59,7 @@ CODE = (
     "core/adjacency", "core/clock", "core/config", "core/decay", "core/filepaths", "core/focus", "core/ids", "core/jsonio",
     "core/lazyre", "core/model", "core/normalize", "core/vocabulary", "core/weights", "render/layout", "render/lod",
     "render/names", "render/rank", "render/restore", "render/sections", "render/view", "safety/sanitize", "store/journal",
-    "core/errors", "store/graph_cache", "store/project", "warm/snapshot", "warm/startup_block",
+    "core/errors", "store/graph_cache", "store/project", "warm/snapshot", "warm/snapshot_files", "warm/startup_block",
 )
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from rolling_graph.core.model import make_node, new_document
-from rolling_graph.warm import merge, rank, snapshot
+from rolling_graph.warm import merge, rank, snapshot, snapshot_files
 from rolling_graph.warm.snapshot_write import snapshot_path, write_snapshot
 
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -291,7 +291,7 @@ def test_a_pull_takes_the_same_from_the_writers_seed_as_from_the_snapshot(tmp_pa
     # those instead of checking 400 nodes again: every session, new or resumed, at any time,
     # gets exactly the ops the snapshot itself gives.
     write_snapshot(tmp_path, "/p", _big_snap())
-    assert os.path.exists(snapshot.cache_file(tmp_path, "/p", "seed"))
+    assert os.path.exists(snapshot_files.cache_file(tmp_path, "/p", "seed"))
     seed = snapshot.read_seed(tmp_path, "/p")
     assert seed == snapshot.seed_of(snapshot.read_snapshot(tmp_path, "/p"))  # type: ignore[arg-type]
     resumed = new_document("s", "/p", now=T0)
@@ -311,7 +311,7 @@ def test_a_pull_takes_the_same_from_the_writers_seed_as_from_the_snapshot(tmp_pa
 
 def test_a_seed_is_read_only_when_made_from_the_snapshot_in_place_and_owned_by_the_user(tmp_path) -> None:  # type: ignore[no-untyped-def]
     write_snapshot(tmp_path, "/p", _big_snap())
-    cache = snapshot.cache_file(tmp_path, "/p", "seed")
+    cache = snapshot_files.cache_file(tmp_path, "/p", "seed")
     fresh = snapshot.seed_of(snapshot.read_snapshot(tmp_path, "/p"))  # type: ignore[arg-type]
 
     def forged() -> None:  # a seed that says something else, keyed to the snapshot in place
@@ -328,6 +328,6 @@ def test_a_seed_is_read_only_when_made_from_the_snapshot_in_place_and_owned_by_t
     assert rewritten == snapshot.seed_of(snapshot.read_snapshot(tmp_path, "/p")) and len(rewritten[1]) == 9  # type: ignore[arg-type, index]
     Path(cache).write_bytes(b"garbage")
     assert snapshot.read_seed(tmp_path, "/p")[1][0]["id"] == "src-f0-go"  # type: ignore[index]
-    os.unlink(snapshot.snapshot_file(tmp_path, "/p"))
+    os.unlink(snapshot_files.snapshot_file(tmp_path, "/p"))
     assert snapshot.read_seed(tmp_path, "/p") is None
     assert snapshot.read_seed(tmp_path, "/q") is None

@@ -22,7 +22,7 @@ from conftest import prompt_payload
 from rolling_graph import hook
 from rolling_graph.core import detach
 from rolling_graph.core.config import Settings, load_settings
-from rolling_graph.warm import db, embeddings, pull, snapshot
+from rolling_graph.warm import db, embeddings, pull, snapshot, snapshot_files
 
 dsn = ws.database("whole")
 _lexical = ws.lexical_embedder
@@ -95,7 +95,7 @@ def test_a_merge_that_died_before_rewriting_the_snapshot_withdrew_the_claim(sett
 
 def test_a_corrupt_or_replaced_snapshot_or_claim_claims_nothing(settings: Settings, project: str) -> None:
     ids = first_session(settings, project)
-    path = Path(snapshot.snapshot_file(settings.home, project))
+    path = Path(snapshot_files.snapshot_file(settings.home, project))
     claim = Path(snapshot.whole_file(settings.home, project))
     good_snapshot, good_claim = path.read_bytes(), claim.read_bytes()
     claim.write_bytes(b"{not json")

@@ -23,7 +23,7 @@ from rolling_graph.core.clock import Clock, iso
 from rolling_graph.core.config import DecaySettings, RenderSettings, Settings, load_settings, replace
 from rolling_graph.hook import handle_event
 from rolling_graph.store.project import project_root
-from rolling_graph.warm import snapshot, startup_block
+from rolling_graph.warm import snapshot, snapshot_files, startup_block
 from rolling_graph.warm.snapshot_write import write_snapshot
 
 WRITTEN = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)  # when the last session's snapshot was written
@@ -71,7 +71,7 @@ def start(settings: Settings, project: str, sid: str, source: str = "startup") -
 
 
 def kept(home: Path, project: str) -> Path:
-    return Path(snapshot.cache_file(home, project, startup_block.PART))
+    return Path(snapshot_files.cache_file(home, project, startup_block.PART))
 
 
 def ledger(home: Path, sid: str) -> Any:
@@ -80,8 +80,8 @@ def ledger(home: Path, sid: str) -> Any:
 
 def forge(home: Path, project: str, settings: Settings, text: str = "FORGED BLOCK", after: str = "") -> None:
     """A kept block that says ``text``, made (by its key) for the snapshot file in place and ``settings``."""
-    st_ = os.stat(snapshot.snapshot_file(home, project))
-    blob = snapshot.cache_blob(startup_block.PART, st_, project, (startup_block.key(settings), after, text, ["use-advisory-locks"]))
+    st_ = os.stat(snapshot_files.snapshot_file(home, project))
+    blob = snapshot_files.cache_blob(startup_block.PART, st_, project, (startup_block.key(settings), after, text, ["use-advisory-locks"]))
     kept(home, project).write_bytes(blob)
 
 
@@ -91,11 +91,11 @@ def forge_as_installed(home: Path, project: str) -> None:
     script = (
         "import os\n"
         "from rolling_graph.core.config import load_settings\n"
-        "from rolling_graph.warm import snapshot, startup_block\n"
+        "from rolling_graph.warm import snapshot_files, startup_block\n"
         f"home, project = {str(home)!r}, {project!r}\n"
-        "st = os.stat(snapshot.snapshot_file(home, project))\n"
-        "blob = snapshot.cache_blob('startup', st, project, (startup_block.key(load_settings()), '', 'FORGED BLOCK', []))\n"
-        "open(snapshot.cache_file(home, project, 'startup'), 'wb').write(blob)\n"
+        "st = os.stat(snapshot_files.snapshot_file(home, project))\n"
+        "blob = snapshot_files.cache_blob('startup', st, project, (startup_block.key(load_settings()), '', 'FORGED BLOCK', []))\n"
+        "open(snapshot_files.cache_file(home, project, 'startup'), 'wb').write(blob)\n"
     )
     proc = subprocess.run([os.path.join(os.path.dirname(HOOK), "python"), "-P", "-c", script], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -215,8 +215,8 @@ def test_a_damaged_kept_block_is_ignored(isolated_home: Path, project: str, dama
     if damage == "truncate":
         path.write_bytes(path.read_bytes()[:-20])
     elif damage == "shape":
-        st_ = os.stat(snapshot.snapshot_file(isolated_home, project))
-        path.write_bytes(snapshot.cache_blob(startup_block.PART, st_, project, (startup_block.key(settings), "", 42, None)))
+        st_ = os.stat(snapshot_files.snapshot_file(isolated_home, project))
+        path.write_bytes(snapshot_files.cache_blob(startup_block.PART, st_, project, (startup_block.key(settings), "", 42, None)))
     else:
         assert isinstance(damage, bytes)
         path.write_bytes(damage)

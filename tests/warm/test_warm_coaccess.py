@@ -14,7 +14,7 @@ import pytest
 import warm_support as ws
 
 from rolling_graph.core.filepaths import file_id
-from rolling_graph.warm import git_seed, snapshot
+from rolling_graph.warm import git_seed, notes_cache, snapshot_files
 
 pytestmark = pytest.mark.db
 
@@ -111,7 +111,7 @@ def test_a_project_the_warm_graph_does_not_know_starts_from_its_git_history(sett
                                 "WHERE p.root = %s GROUP BY source", root)
     assert dict(sources) == {"git": 3, "session": 1}
     # The snapshot's notes name the partner for a file no session has touched yet.
-    notes = snapshot.read_notes(settings.home, root)
+    notes = notes_cache.read_notes(settings.home, root)
     assert notes[file_id("tests/test_parser.py")]["with"][0][0] == "src/parser.py"
     # Seeded once: a later reconcile does not read git again.
     make_more = repo / "src" / "extra.py"
@@ -143,18 +143,20 @@ def test_the_snapshot_carries_each_files_history_for_the_notes(settings, project
     first["nodes"][file_id("src/app.py")]["facts"].update({"edits": 4, "what": "`load_config`, `main`"})
     ws.reconcile(settings, first)
     ws.reconcile(settings, session("s2", project, ["src/app.py", "src/util.py"], T0 + timedelta(hours=3)))
-    notes = snapshot.read_notes(settings.home, project)
+    notes = notes_cache.read_notes(settings.home, project)
+    assert isinstance(notes, notes_cache.Notes), "read from the cache beside the snapshot"
     entry = notes[file_id("src/app.py")]
     assert entry["sessions"] == 2 and entry["edits"] == 4
     assert entry["what"] == "`load_config`, `main`"
     assert entry["with"][0][:1] == ["src/util.py"]
     assert entry["failure"] == {"text": "src/app.py:12:3: undefined name 'x'", "state": "resolved", "from": "ruff check"}
     # The hook reads the notes from their cache beside the snapshot: the same content.
-    cache = Path(snapshot.cache_file(settings.home, project, "notes"))
+    cache = Path(snapshot_files.cache_file(settings.home, project, "notes"))
     assert cache.is_file()
-    Path(snapshot.snapshot_file(settings.home, project)).touch()  # a snapshot newer than its cache: read the file itself
-    os.utime(snapshot.snapshot_file(settings.home, project), ns=(1, 1))
-    assert snapshot.read_notes(settings.home, project) == notes
+    Path(snapshot_files.snapshot_file(settings.home, project)).touch()  # a snapshot newer than its cache: read the file itself
+    os.utime(snapshot_files.snapshot_file(settings.home, project), ns=(1, 1))
+    from_file = notes_cache.read_notes(settings.home, project)
+    assert isinstance(from_file, dict) and from_file == dict(notes.items())
 
 
 def test_a_forgotten_file_is_no_partner_in_any_note(settings, project) -> None:  # type: ignore[no-untyped-def]
@@ -162,11 +164,11 @@ def test_a_forgotten_file_is_no_partner_in_any_note(settings, project) -> None: 
 
     for n in range(2):
         ws.reconcile(settings, session(f"s{n}", project, ["src/app.py", "src/secret_plan.py"], T0 + timedelta(hours=n)))
-    assert snapshot.read_notes(settings.home, project)[file_id("src/app.py")]["with"][0][0] == "src/secret_plan.py"
+    assert notes_cache.read_notes(settings.home, project)[file_id("src/app.py")]["with"][0][0] == "src/secret_plan.py"
     with db.connect(settings) as conn:
         forget.forget_ids(conn, settings, project, [file_id("src/secret_plan.py")])
-    notes = snapshot.read_notes(settings.home, project)
-    assert "secret_plan" not in str(notes)
+    notes = notes_cache.read_notes(settings.home, project)
+    assert notes[file_id("src/app.py")] is not None and "secret_plan" not in str(dict(notes.items()))
 
 
 def test_direction_comes_from_the_sessions_first_touch_not_the_warm_graphs_first_sight(settings, project) -> None:  # type: ignore[no-untyped-def]

@@ -18,7 +18,8 @@ from rolling_graph.core.config import ProbeSettings, Settings
 from rolling_graph.hook import handle_event
 from rolling_graph.store.project import project_root
 from rolling_graph.store.sidecar import SidecarStore
-from rolling_graph.warm.snapshot import read_snapshot, snapshot_file
+from rolling_graph.warm.snapshot import read_snapshot
+from rolling_graph.warm.snapshot_files import snapshot_file
 
 pytestmark = pytest.mark.db
 
@@ -203,12 +204,12 @@ def test_the_reconcile_keeps_the_next_sessions_block_and_it_is_the_one_the_hook_
     # The worker's snapshot carries the block of the project's next new session
     # (rolling_graph/warm/startup_block.py): the next session is told exactly what the hook
     # renders itself without it.
-    from rolling_graph.warm import snapshot, startup_block
+    from rolling_graph.warm import snapshot_files, startup_block
 
     repo, one, two = worktrees
     home = after_session_a(tmp_path, dsn, one)
-    kept = Path(snapshot.cache_file(home, str(repo), startup_block.PART))
-    made = snapshot.read_cache(home, str(repo), startup_block.PART, snapshot.signature(Path(snapshot.snapshot_file(home, str(repo))).stat()))
+    kept = Path(snapshot_files.cache_file(home, str(repo), startup_block.PART))
+    made = snapshot_files.read_cache(home, str(repo), startup_block.PART, snapshot_files.signature(Path(snapshot_files.snapshot_file(home, str(repo))).stat()))
     assert made is not None and "Fix rounding in compute_total" in made[2] and made[1] < T_NEXT
     told = Session(home, "sess-next", two, T_NEXT).start()
     assert told == made[2]
