@@ -170,6 +170,34 @@ def test_the_hook_tells_a_files_history_once_from_the_snapshot(tmp_path: Path, i
     assert "src/parser.py, in 3 earlier sessions" not in _tool("notes-2", project, "src/parser.py")
 
 
+def test_a_tool_event_that_names_no_file_never_reads_the_notes(tmp_path: Path, isolated_home: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from rolling_graph.store.sidecar import SidecarStore
+    from rolling_graph.warm import notes_cache
+
+    project = tmp_path / "app"
+    (project / ".git").mkdir(parents=True)
+    _snapshot(isolated_home, str(project))
+    reads: list[str] = []
+    real = notes_cache.read_notes
+    monkeypatch.setattr(notes_cache, "read_notes", lambda home, root: reads.append(root) or real(home, root))
+
+    def run(tool: str, tool_input: dict[str, Any]) -> str:
+        payload = tool_payload("quiet-1", tool, tool_input, {"stdout": "ok"}, cwd=str(project))
+        return context_of(handle_event("post-tool-use", payload, load_settings()))
+
+    assert run("Bash", {"command": "go test ./...", "description": "run the tests"}) == ""
+    assert run("TodoWrite", {"todos": [{"content": "parse src/parser.py", "status": "pending"}]}) == ""
+    edit = {"file_path": str(project / "src/parser.py"), "old_string": "a", "new_string": "b"}
+    assert "src/parser.py, in 3 earlier sessions" in run("Edit", edit)
+    assert reads == [str(project)], "read once: for the edit of a file, not for the shell command nor the task list"
+    # What the session recorded of them is what reading the notes would have recorded.
+    counters = SidecarStore(load_settings()).load_state("quiet-1")["counters"]
+    assert counters["notes_told"] == [file_id("src/parser.py")]
+    assert "src/parser.py, in 3 earlier sessions" in _tool("quiet-2", project, "src/parser.py")
+    assert len(reads) == 2
+
+
 def test_notes_can_be_turned_off(tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     project = tmp_path / "app"
     (project / ".git").mkdir(parents=True)
