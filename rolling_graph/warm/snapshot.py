@@ -3,8 +3,9 @@
 Every reconciliation writes ``$ROLLING_GRAPH_HOME/snapshots/<project_key>.json``
 (:mod:`rolling_graph.warm.snapshot_write` is the writer) so that the SessionStart hook can
 start a session from the warm graph without a database connection. This module owns the
-format: where the file is, what a valid one looks like, and the journal ops that bring
-its nodes and edges into a hot graph. It runs in the hook process, so it imports nothing
+format: what a valid one looks like, and the journal ops that bring its nodes and edges into
+a hot graph (where the file and its read caches lie: :mod:`rolling_graph.warm.snapshot_files`;
+the tool-time notes' reader: :mod:`rolling_graph.warm.notes_cache`). It runs in the hook process, so it imports nothing
 heavy: the C JSON codec through :mod:`rolling_graph.core.jsonio` and ``os.path`` (``json``,
 ``pathlib`` and ``tempfile`` cost the hook ~30 ms of imports).
 """
