@@ -84,9 +84,16 @@ def read_notes(home: str | os.PathLike[str], project_root: str) -> NoteTable:
         st = os.stat(snapshot_file(home, project_root))
     except OSError:
         return {}
-    blobs = read_cache(home, project_root, PART, signature(st))
+    made_from = signature(st)
+    blobs = read_cache(home, project_root, PART, made_from)
     if isinstance(blobs, dict):
         return Notes(blobs)
+    # A cache of the layout before (the entries whole), made from this very snapshot file by an
+    # older version: read as it is until the next snapshot replaces it (an upgrade's first
+    # session would otherwise parse the snapshot on every tool event).
+    whole = read_cache(home, project_root, PART, made_from, layout=1)
+    if isinstance(whole, dict):
+        return whole
     from rolling_graph.warm.snapshot import read_snapshot
 
     snap = read_snapshot(home, project_root)

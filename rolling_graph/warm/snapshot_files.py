@@ -45,11 +45,11 @@ def cache_blob(part: str, st: os.stat_result, project_root: str, value: Any) -> 
     return marshal.dumps((_cache_key(part), signature(st), project_root, value))
 
 
-def _cache_key(part: str) -> tuple[str, int, int, int]:
+def _cache_key(part: str, layout: int | None = None) -> tuple[str, int, int, int]:
     import marshal
     import sys
 
-    return (f"rgraph-{part}-{LAYOUTS.get(part, 1)}", marshal.version, *sys.version_info[:2])
+    return (f"rgraph-{part}-{layout or LAYOUTS.get(part, 1)}", marshal.version, *sys.version_info[:2])
 
 
 def signature(st: os.stat_result) -> list[int]:
@@ -57,10 +57,10 @@ def signature(st: os.stat_result) -> list[int]:
     return [st.st_ino, st.st_size, st.st_mtime_ns]
 
 
-def read_cache(home: str | os.PathLike[str], project_root: str, part: str, made_from: list[int]) -> Any:
+def read_cache(home: str | os.PathLike[str], project_root: str, part: str, made_from: list[int], layout: int | None = None) -> Any:
     """The cached ``part`` when its cache was made from exactly the snapshot file ``made_from``
-    names (:func:`signature`), in this part's layout (:data:`LAYOUTS`), and is this user's own and
-    writable by no one else; else None."""
+    names (:func:`signature`), in this part's layout (:data:`LAYOUTS`; ``layout``: in that one
+    instead), and is this user's own and writable by no one else; else None."""
     import marshal
 
     try:
@@ -71,6 +71,6 @@ def read_cache(home: str | os.PathLike[str], project_root: str, part: str, made_
             key, signature_of, project, value = marshal.loads(fh.read())
     except (OSError, EOFError, ValueError, TypeError):
         return None
-    if key != _cache_key(part) or made_from != signature_of or project != project_root:
+    if key != _cache_key(part, layout) or made_from != signature_of or project != project_root:
         return None
     return value

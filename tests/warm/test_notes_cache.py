@@ -54,18 +54,20 @@ def test_a_damaged_entry_is_none_and_the_others_are_read(home: Path) -> None:
         notes["missing"]
 
 
-def test_a_cache_of_the_layout_before_or_of_another_snapshot_file_is_not_read(home: Path) -> None:
+def test_a_cache_of_the_layout_before_is_read_whole_and_one_of_another_snapshot_file_not_at_all(home: Path) -> None:
     cache = Path(snapshot_files.cache_file(home, PROJECT, notes_cache.PART))
     snapshot = snapshot_files.snapshot_file(home, PROJECT)
     st = os.stat(snapshot)
-    # The layout before: the entries whole, under the key of layout 1. Read from the snapshot instead.
+    # An older version's cache of this very snapshot file: the entries whole, under layout 1's key.
+    # Read as it is (as that version did) until the next snapshot replaces it.
     layout_before = ("rgraph-notes-1", marshal.version, *sys.version_info[:2])
-    cache.write_bytes(marshal.dumps((layout_before, snapshot_files.signature(st), PROJECT, {"x": {"path": "forged.py"}})))
-    notes = notes_cache.read_notes(home, PROJECT)
-    assert isinstance(notes, dict) and notes == NOTES
-    # A cache of the current layout made from another snapshot file: read from the snapshot too.
-    cache.write_bytes(notes_cache.blob(st, PROJECT, {"x": {"path": "forged.py"}}))
+    older = {file_id("src/m1.py"): NOTES[file_id("src/m1.py")]}
+    cache.write_bytes(marshal.dumps((layout_before, snapshot_files.signature(st), PROJECT, older)))
+    assert notes_cache.read_notes(home, PROJECT) == older
+    # Caches of either layout made from another snapshot file: the snapshot itself is read.
     os.utime(snapshot, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000))
+    assert notes_cache.read_notes(home, PROJECT) == NOTES
+    cache.write_bytes(notes_cache.blob(st, PROJECT, {"x": {"path": "forged.py"}}))
     notes = notes_cache.read_notes(home, PROJECT)
     assert isinstance(notes, dict) and notes == NOTES
 
