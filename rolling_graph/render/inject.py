@@ -129,6 +129,8 @@ def restart_ledger(view: HookView, doc: GraphDoc, shown: list[str], fingerprints
 
 def tool_context(view: HookView, event: PendingEvent, settings: Settings) -> str:
     """Proactive note when a tool touches a file the graph ties to a decision not yet told."""
+    if not event["paths"]:
+        return ""  # (nothing to look up: a tool result's index is then never read)
     from rolling_graph.store import index as index_mod
 
     news = index_mod.tool_news(view.index, view.state["ledger"], event["paths"])

@@ -96,6 +96,20 @@ class _Transaction:
             self.lock.__exit__()
 
 
+class _IdsOnDemand:
+    """A :class:`_HookView`'s node ids, read the first time one is looked up."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, view: _HookView) -> None:
+        self.view = view
+
+    def __contains__(self, key: object) -> bool:
+        view = self.view
+        ids = view._node_ids if view._node_ids is not None else view._read_index()[1]
+        return key in ids
+
+
 class _HookView:
     """``with store.hook_transaction(sid) as view``: ``view.state`` (gate, ledger,
     counters; written back on exit), ``view.index`` and ``view.graph()``."""
@@ -104,29 +118,49 @@ class _HookView:
         self.store, self.sid, self.part = store, sid, index
         self.lock = store.lock(sid)
         self.state: HookState
-        self.index: HookIndex
-        self.node_ids: Container[str]  # the graph's node ids
+        self._index: HookIndex | None = None
+        self._node_ids: frozenset[str] | None = None
         self._graph: GraphDoc | None = None
 
     def __enter__(self) -> _HookView:
         self.lock.__enter__()
         try:
             self.state = self.store.load_state(self.sid)
-            tool = self.store.load_tool_index(self.sid) if self.part == "tool" else None
-            if tool is not None:
-                from rolling_graph.store.index import tool_view
-
-                self.index, self.node_ids = tool_view(tool)
-            else:
-                self.index = self._load_index() if self.part != "none" else no_index()
-                self.node_ids = frozenset(self.index["ids"])
-                if self.part == "tool" and self.index["version"] and self._graph is None:
-                    # Read from its file (a rebuild writes both): e.g. written before tool indexes.
-                    self.store.files.write_tool_index(self.sid, self.index)
+            if self.part != "tool":  # a tool result's part is read when first asked for (_read_index)
+                self._read_index()
         except BaseException:
             self.lock.__exit__()
             raise
         return self
+
+    def _read_index(self) -> tuple[HookIndex, frozenset[str]]:
+        """Read the index part this view was opened with, and the graph's node ids (the lock is held)."""
+        tool = self.store.load_tool_index(self.sid) if self.part == "tool" else None
+        if tool is not None:
+            from rolling_graph.store.index import tool_view
+
+            self._index, self._node_ids = tool_view(tool)
+            return self._index, self._node_ids
+        index = self._load_index() if self.part != "none" else no_index()
+        self._index, self._node_ids = index, frozenset(index["ids"])
+        if self.part == "tool" and index["version"] and self._graph is None:
+            # Read from its file (a rebuild writes both): e.g. written before tool indexes.
+            self.store.files.write_tool_index(self.sid, index)
+        return self._index, self._node_ids
+
+    @property
+    def index(self) -> HookIndex:
+        return self._index if self._index is not None else self._read_index()[0]
+
+    @property
+    def node_ids(self) -> Container[str]:
+        """The graph's node ids. For a tool result, read from the tool index the first time one is
+        looked up: the gate looks up only the files a tool names and the error it reports, so a
+        shell command that names no file and passes reads no index (a third of a session's tool
+        events name no file)."""
+        if self._node_ids is not None:
+            return self._node_ids
+        return _IdsOnDemand(self)
 
     def _load_index(self) -> HookIndex:
         index = self.store.load_index(self.sid)

@@ -125,6 +125,33 @@ def test_the_tool_note_reads_the_decision_from_the_branch_cache_not_the_whole_gr
     assert len(loads) == loads_with + 1
 
 
+def test_a_passing_command_that_names_no_file_reads_no_index_and_the_gate_judges_the_rest_as_before(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from rolling_graph.capture.gate import error_signature
+
+    store = a_session_with_a_decision_about_a_file()
+    failure = "panic: runtime error: index out of range [3] with length 3"
+    known = make_node("a failure the graph holds", "technical", "error", node_id=error_signature(failure))
+    store.apply_ops(SID, [{"op": "add", "path": f"/nodes/{known['id']}", "value": known}], kind="pull", rationale="test")
+    reads: list[str] = []
+    real = SessionFiles.load_tool_index
+    monkeypatch.setattr(SessionFiles, "load_tool_index", lambda self, sid: reads.append(sid) or real(self, sid))
+
+    def bash(stdout: str) -> None:
+        send("post-tool-use", tool_payload(SID, "Bash", {"command": "go test ./..."}, {"stdout": stdout, "stderr": ""}))
+
+    for _ in range(3):  # (past the gate's cooldown, so that a new failure would fire it)
+        bash("ok  \tgithub.com/dev/app\t0.2s")
+    assert reads == [], "a passing command that names no file: nothing to look up"
+    bash(failure)
+    assert reads == [SID], "a failure is looked up among the graph's nodes"
+    assert "error" not in store.load_state(SID)["counters"]["gate_reasons"], "the graph already holds it: no news"
+    bash(failure.replace("[3] with length 3", "[9] with length 2").replace("index out of range", "nil map write"))
+    assert store.load_state(SID)["counters"]["gate_reasons"].get("error") == 1, "a failure the graph does not hold is news"
+    send("post-tool-use", tool_payload(SID, "Read", {"file_path": "/home/dev/app/src/config.py"}))
+    assert reads == [SID, SID, SID], "a file read is looked up"
+
+
 def test_an_error_this_sessions_own_tool_output_showed_is_no_news_at_the_next_prompt() -> None:
     # The conversation has the output that failed; telling it again at the next prompt cost
     # the entire-cli chain's notes a third of their characters. An error an earlier session
