@@ -158,14 +158,12 @@ def _cap_notice(doc: HookState, event: ToolResult | Prompt) -> str | None:
 
 def _may_get_a_note(event: ToolResult | Prompt) -> bool:
     """Can this event be told a note from the project's earlier sessions? A prompt can (it may
-    name a file); a tool result only when it names one file or two
-    (:data:`rolling_graph.render.notes.LISTED_PATHS`): :func:`rolling_graph.render.notes.tool_note`
-    says nothing of the others, whatever the notes hold."""
+    name a file); a tool result as :func:`rolling_graph.render.notes.may_note` says."""
     if not isinstance(event, ToolResult):
         return True
-    from rolling_graph.render.notes import LISTED_PATHS
+    from rolling_graph.render.notes import may_note
 
-    return 0 < len(event.call.paths) <= LISTED_PATHS
+    return may_note(event.call.paths)
 
 
 def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event: ToolResult | Prompt) -> HookOutput | None:
@@ -174,9 +172,8 @@ def on_prompt_or_tool(store: SidecarStore, settings: Settings, sid: str, event: 
     sync = settings.probe.mode == "sync"
     part: IndexPart = "full" if isinstance(event, Prompt) else "tool"  # a tool result reads less of the index
     # What earlier sessions know (the project's snapshot file, read before the lock is taken),
-    # for an event that can get a note: a prompt, or a tool that works on a file or two (a
-    # third of real tool events name none: a shell command, a task list).
-    notes = (warm.read_notes(settings, store.project(sid)) if _may_get_a_note(event) else {}) if settings.render.notes else None
+    # for an event that can get a note.
+    notes = warm.read_notes(settings, store.project(sid)) if settings.render.notes and _may_get_a_note(event) else None
     with store.hook_transaction(sid, index=part) as view:
         pending, reasons = _gate_event(view.state, event, now, settings, view.node_ids)
         text = "" if (reasons and sync) else inject.speak(view, event.event, pending, settings, notes)

@@ -41,6 +41,7 @@ from rolling_graph.store.index import says
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from rolling_graph.core.config import RenderSettings
@@ -216,11 +217,19 @@ def _room(counters: Counters, settings: RenderSettings) -> int:
     return min(per_note, session_left(counters, settings), pace_left)
 
 
+def may_note(paths: Sequence[object]) -> bool:
+    """Can a tool event that names ``paths`` be told a note? Only one that works on a file or two
+    (:data:`LISTED_PATHS`): a search or a listing names files, it does not work on them, and a
+    shell command or a task list names none (a third of real tool events: the hook then reads
+    no notes)."""
+    return 0 < len(paths) <= LISTED_PATHS
+
+
 def tool_note(counters: Counters, event: PendingEvent, notes: NoteTable, settings: RenderSettings) -> str:
     """The note for a tool event (its paths settled relative to the session's root), or ""."""
     paths = event["paths"]
-    if len(paths) > LISTED_PATHS:
-        return ""  # a search or a listing names files; it does not work on them
+    if not may_note(paths):
+        return ""
     ids = [file_id(p) for p in paths[:PATHS_LOOKED_UP] if p and not p.startswith(("/", "~"))]
     told = set(_remember(counters, "notes_told", []))
     touched = set(_remember(counters, "notes_touched", ids))

@@ -71,12 +71,11 @@ def candidates(
     hops = focus_hops(conn, pid, focus, settings.max_hops)
     extra = sorted(set(hops) | set(similarity or {}))
     lately_leg = settings.uses_half_life_sessions > 0
+    columns = ("weight", "last_activated", "session_count", *(("activations",) if settings.uses_leg else ()))
     rows = conn.execute(
         f"SELECT {_NODE_COLUMNS} FROM nodes WHERE project_id = %(p)s AND id IN ("
-        " (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY weight DESC, first_seen, id LIMIT %(n)s)"
-        " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY last_activated DESC, first_seen, id LIMIT %(n)s)"
-        " UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY session_count DESC, first_seen, id LIMIT %(n)s)"
-        + (" UNION (SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY activations DESC, first_seen, id LIMIT %(n)s)" if settings.uses_leg else "")
+        + " UNION ".join(f"(SELECT id FROM nodes WHERE project_id = %(p)s ORDER BY {column} DESC, first_seen, id LIMIT %(n)s)"
+                         for column in columns)
         + (" UNION (SELECT node_id FROM (SELECT node_id, opening FROM node_sessions WHERE project_id = %(p)s"
            " AND opening IS NOT NULL ORDER BY opening, node_id LIMIT %(m)s) o GROUP BY node_id ORDER BY min(opening), node_id LIMIT %(n)s)"
            if settings.opening_leg else "")
