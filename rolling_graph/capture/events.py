@@ -14,7 +14,7 @@ it or anything is journaled (see :func:`redact_batch`).
 from __future__ import annotations
 
 from rolling_graph.capture.payload import CompactSummary, Prompt, ToolResult, parse
-from rolling_graph.capture.text import ERROR_WORDS, TEXT_MAX
+from rolling_graph.capture.text import TEXT_MAX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -89,19 +89,6 @@ def redact_fast(text: str) -> str:
     from rolling_graph.safety.redact import redact_fast as _redact_fast
 
     return _redact_fast(text)
-
-
-def first_error_line(text: str) -> str | None:
-    """The first line of a tool result that reports an error, stripped. A Python
-    traceback's header yields to the line that names the exception (the header is the same
-    for every traceback, so it would make every failure look like the last one)."""
-    header = None
-    for line in text.splitlines():
-        if any(word in line for word in ERROR_WORDS):
-            if not line.startswith("Traceback ("):
-                return line.strip()
-            header = header or line.strip()
-    return header
 
 
 def event_from_payload(event_name: str, payload: dict[str, Any], event_id: str, at: str | datetime) -> PendingEvent:

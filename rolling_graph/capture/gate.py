@@ -10,7 +10,6 @@ Everything the probe needs is batched in ``gate.pending`` until it runs.
 
 from __future__ import annotations
 
-from rolling_graph.capture.events import first_error_line
 from rolling_graph.core.filepaths import file_id, find_root, is_harness_path, posix_path, relativize
 from rolling_graph.core.ids import name_id, slugify
 
@@ -84,8 +83,8 @@ def check(event: PendingEvent, nodes: Container[str], gate: GateState, settings:
         if gate["unseen_paths"] >= settings.new_paths_to_fire and cooled:
             reasons.append("new_entity")
             gate["unseen_paths"] = 0  # this batch is requested; count the next one afresh
-        if event["error"]:
-            signature = error_signature(text)
+        if event["error"] and _failure_is_news(event["tool"]):
+            signature = error_signature(text, gate.get("root"))
             if signature and signature not in seen and signature not in nodes and cooled:
                 reasons.append("error")  # a new failure; the same test failing again is not news
             if signature:
@@ -131,12 +130,26 @@ def settle_paths(event: PendingEvent, gate: GateState) -> None:
             event["cwd"] = here
 
 
-def error_signature(text: str) -> str | None:
-    """A stable id for the first error line of a tool result (numbers and paths blurred)."""
-    line = first_error_line(text)
+def _failure_is_news(tool: str | None) -> bool:
+    """A failed command is news; a failed edit or read did nothing (the probe folds nothing of it)."""
+    from rolling_graph.capture.tools import FAILURE_IS_NEWS
+
+    return tool in FAILURE_IS_NEWS
+
+
+def error_signature(text: str, root: str | None = None) -> str | None:
+    """The node id the probe gives this failure (:mod:`rolling_graph.capture.errors`, one
+    rule): its first meaningful line, never ``Error: Exit code 1``, digits blurred and the
+    session root's absolute paths made relative (as the probe does). ``None``: no such line.
+    Loaded only for a result that reports a failure."""
+    from rolling_graph.capture.errors import error_id, error_line
+
+    line = error_line(text)
     if line is None:
         return None
-    return "err-" + slugify("".join("#" if c.isdigit() else c for c in line)[:100])[:60]
+    if root and len(root) > 1:
+        line = line.replace(root.rstrip("/") + "/", "")
+    return error_id(line)
 
 
 def enqueue(event: PendingEvent, gate: GateState, reasons: list[str]) -> None:

@@ -1,8 +1,8 @@
 """Untrusted values as bounded text: what a hook payload's fields read as.
 
 :func:`as_text` turns any JSON value of a payload into text within a bound; :data:`TEXT_MAX`
-is the bound of an event's text; :data:`ERROR_WORDS` the words that mark a tool's output as
-reporting an error. Shared by the payload's events (:mod:`rolling_graph.capture.payload`),
+is the bound of an event's text; :data:`ERROR_WORDS` the words that mark a command's output
+as reporting a failure. Shared by the payload's events (:mod:`rolling_graph.capture.payload`),
 the tools' calls (:mod:`rolling_graph.capture.tools`) and the pending events
 (:mod:`rolling_graph.capture.events`); no imports but our JSON encoder (the hook loads this
 on every event) and, when a long value is cut, the scrubber.
@@ -18,10 +18,13 @@ if TYPE_CHECKING:
 
 #: Characters of text kept per event (head and tail; :func:`rolling_graph.capture.events.bounded`).
 TEXT_MAX = 2400
-#: What marks a line of tool output as reporting an error. One list: the event's ``error``
-#: flag (:meth:`rolling_graph.capture.tools.ToolCall.text`) and the gate's error signature
-#: (:func:`rolling_graph.capture.events.first_error_line`) both read it.
-ERROR_WORDS = ("Traceback (most recent call last)", "Error:", "error:", "Exception:", "FAILED", "fatal:", "panicked at")
+#: What marks a command's output as reporting a failure: the event's ``error`` flag
+#: (:meth:`rolling_graph.capture.tools.ToolCall.text`) reads it, and the probe's reading of a
+#: command whose exit status a pipe hid (``go test ./... | tail``) starts from it. Go's test
+#: and build failures say none of the generic words (``--- FAIL: TestX``, ``FAIL\tpkg
+#: [build failed]``), nor does a task runner's (``ERROR task failed``).
+ERROR_WORDS = ("Traceback (most recent call last)", "Error:", "error:", "Exception:", "FAILED", "fatal:", "panicked at",
+               "--- FAIL", "\nFAIL\t", "[build failed]", "ERROR task failed")
 
 
 def as_text(value: Any, limit: int) -> str:

@@ -107,6 +107,11 @@ class ToolCall:
     __slots__ = ("name", "paths", "result", "line")
     #: Whether the event's text shows the tool's output (an edit's or a read's does not).
     shows_output: ClassVar[bool] = True
+    #: Whether the output is a process's own report, so that error words in it mean the call
+    #: failed (a shell command's, a background run's). Other tools' output is what they found
+    #: or wrote (a grep's matching lines, a written file, a web page, a subagent's prose),
+    #: where ``error:`` is just text: their failures come flagged, or as an error string.
+    output_reports: ClassVar[bool] = False
 
     def __init__(self, name: str, tool_input: Any, response: Any) -> None:
         inp = _d(tool_input)
@@ -138,7 +143,7 @@ class ToolCall:
         if out and self.shows_output:
             parts.append(out)
         text = "\n".join(p for p in parts if p)
-        return text, self.result.flagged or any(word in out for word in ERROR_WORDS)
+        return text, self.result.flagged or (self.output_reports and any(word in out for word in ERROR_WORDS))
 
     def _fields(self) -> ToolData:
         return {}
@@ -197,6 +202,7 @@ class Bash(ToolCall):
     """A shell command: the command line, its description, a background run's task id."""
 
     __slots__ = ("command", "description", "background")
+    output_reports = True
 
     def _line(self, inp: dict[str, Any], tool_input: Any) -> str:
         return f"$ {as_text(inp.get('command'), 300)}"
@@ -400,6 +406,7 @@ class TaskOutput(ToolCall):
     """A background task's output (TaskOutput, BashOutput): its id, status, exit code."""
 
     __slots__ = ("ref", "status", "out", "description", "exit")
+    output_reports = True
 
     def _parse(self, inp: dict[str, Any], response: dict[str, Any]) -> None:
         task = _d(response.get("task"))
@@ -464,6 +471,11 @@ TOOLS: dict[str, type[ToolCall]] = {
 }
 #: The tools that change a file.
 EDIT_TOOLS = frozenset(name for name, cls in TOOLS.items() if issubclass(cls, FileEdit))
+#: The tools whose failure is itself what happened (a command that failed, a background run
+#: that ended badly): their output is their own report. Any other tool's failed call did
+#: nothing (a declined edit, a read of a missing file): the gate does not probe for it and
+#: the probe folds nothing of it.
+FAILURE_IS_NEWS = frozenset(name for name, cls in TOOLS.items() if cls.output_reports)
 
 
 def parse_tool(name: str, tool_input: Any, response: Any = None) -> ToolCall:

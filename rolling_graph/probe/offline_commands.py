@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from rolling_graph.capture.errors import error_id, error_line
 from rolling_graph.core.filepaths import file_id, looks_like_file, relativize
 from rolling_graph.core.ids import slugify
 from rolling_graph.probe import offline_tasks as tasks
@@ -68,11 +69,11 @@ def _paths_in(p: Proposal, part: str, cwd: str | None) -> list[str]:
 
 
 def error_node(p: Proposal, output: str, family: str, blocked: str | None, seq: int | None) -> str | None:
-    line = out.error_line(output)
+    line = error_line(output)
     if not line:
         return None
     line = p.local(line)
-    eid = p.node(line[:110], "technical", "error", nid=out.error_id(line))
+    eid = p.node(line[:110], "technical", "error", nid=error_id(line))
     p.set(eid, state="open", **{"from": family[:80]})
     p.by(eid, "tool", seq)
     p.edge(eid, "blocks", blocked, 0.6)

@@ -21,7 +21,7 @@ import re
 from typing import TYPE_CHECKING
 
 from rolling_graph.capture.entities import paths_in
-from rolling_graph.capture.tools import EDIT_TOOLS, MULTI_EDIT, READ, TOOLS, WRITE
+from rolling_graph.capture.tools import EDIT_TOOLS, FAILURE_IS_NEWS, MULTI_EDIT, READ, TOOLS, WRITE
 from rolling_graph.core.filepaths import file_id, looks_like_file
 from rolling_graph.probe import offline_commands as commands
 from rolling_graph.probe import offline_tasks as tasks
@@ -157,11 +157,6 @@ def _other(p: Proposal, event: PendingEvent, data: ToolData, seq: int | None) ->
             p.by(p.file(path), "tool", seq)
     for name in other_names(data.get("values", []), NAMES_PER_OTHER):
         p.by(p.node(name, "technical", "symbol"), "tool", seq)
-
-
-#: Tools whose failure is itself what happened (a command that failed, a background run that
-#: ended badly): the others' failed calls did nothing.
-FAILURE_IS_NEWS = frozenset({"Bash", "TaskOutput", "BashOutput"})
 
 
 def fold_tool(p: Proposal, event: PendingEvent, state: FoldState) -> None:

@@ -10,8 +10,9 @@ probe, never in the hook):
   / ``tracker`` (``bd``) / ``None``, and the command's *family* (``mix test``, ``pytest``)
 * :func:`test_counts` and :func:`outcome` — pass or fail, and a short result such as
   ``2 failed of 58``, from pytest, mix, jest, vitest, cargo, RSpec, PHPUnit, dotnet, XCTest, go and common linters
-* :func:`error_line` — an error's first *meaningful* line: the exception, the failing test,
-  never ``Error: Exit code 2``
+
+An error's first meaningful line and its node id are :mod:`rolling_graph.capture.errors`'
+(the gate's rule too).
 
 The identifiers in code and commands are :mod:`.code_names`'.
 """
@@ -20,8 +21,8 @@ from __future__ import annotations
 
 import re
 
+from rolling_graph.capture.errors import error_line
 from rolling_graph.capture.text import ERROR_WORDS
-from rolling_graph.core.ids import slugify
 
 # -- commands --------------------------------------------------------------------------------
 _SPLIT_RE = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
@@ -155,7 +156,7 @@ _PYTEST_RE = re.compile(r"(?:^|[\s=])(?:(\d+) failed)?(?:,\s*)?(?:(\d+) passed)?
 _PASS_WORDS = ("All checks passed", "Success: no issues found", "found no issues", "0 errors", "Build succeeded", "Finished `", "Generated ")
 #: A command's output that may report a failure: the hook's error words
 #: (:data:`rolling_graph.capture.text.ERROR_WORDS`, one list) plus what test and build tools print.
-_FAIL_WORDS = (*ERROR_WORDS, "--- FAIL", "\nFAIL ", "error[", "** (", "✘ [ERROR]", "Found ", "failed")
+_FAIL_WORDS = (*ERROR_WORDS, "\nFAIL ", "error[", "** (", "✘ [ERROR]", "Found ", "failed")
 
 
 def test_counts(text: str) -> tuple[int, int | None] | None:
@@ -208,92 +209,6 @@ def outcome(kind: str, output: str, failed_flag: bool, masked: bool = True) -> t
     if line and kind == "check" and not re.search(r"\b0 (?:errors?|failures?|issues?)\b", body):
         return "fail", line[:100]
     return "pass", "passed"
-
-
-# -- errors ---------------------------------------------------------------------------------
-_GENERIC_RE = re.compile(
-    r"^(?:Error:\s*)?(?:Exit code \d+|Command (?:failed|exited) with (?:exit|non-zero status) code \d+|tool call failed)\s*$"
-    r"|^Traceback \(most recent call last\):?$|^\s*(?:at |File \"|hint:|warning:|==>|Compiling |Generated |Running |Getting extensions)"
-    r"|^[\s.\-=*┃│└─╭╰~^]*$"
-    r"|^# [\w.-]+(?:/[\w.-]+)*(?: \[[\w./ -]+\])?$",  # Go's header over a package's build errors: # entire.io/cli/cmd
-    re.IGNORECASE,
-)
-_EXCEPTION_RES = [
-    re.compile(r"\*\* \((\w+(?:\.\w+)*)\)\s*(.+)"),  # Elixir: ** (RuntimeError) message
-    re.compile(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception|Failure))(?::\s*(.+)|$)"),  # Python/JS/Java
-    re.compile(r"\[ERROR\]\s*(.+)"),  # esbuild
-    re.compile(r"^\s*(?:ERROR|error)(?:\[\w+\]|\s+TS\d+)?:\s*(.+)"),  # rustc, tsc, compilers
-    re.compile(r"^\s*fatal:\s*(.+)"),  # git
-    re.compile(r"panicked at (.+)"),
-    # A compiler's or a linter's diagnostic at a place: Go, gcc, clang, tsc --pretty false
-    re.compile(r"^\s*[\w./-]+\.\w+:\d+:\d+:\s*(.+)"),
-    # A type checker's error at a place: mypy's `a.py:41: error:`, pyright's `a.py:3:5 - error:`, tsc's `a.ts(3,5): error TS2304:`
-    re.compile(r"^\s*[\w./-]+\.\w+(?::\d+(?::\d+)?(?::| -)|\(\d+,\d+\):)\s*error\b"),
-]
-_TEST_FAIL_RES = [
-    re.compile(r"^\s*\d+\) test (.+)"),  # ExUnit
-    re.compile(r"^(?:FAILED|ERROR) (\S+)"),  # pytest
-    re.compile(r"--- FAIL: (\S+)"),  # go
-    re.compile(r"^FAIL\s+[\w./-]+\s+(?:[\d.]+s|\[[\w ]+\])\s*$"),  # go: the package that failed (a TestMain's, a panic's)
-    re.compile(r"^\s*● (.+)"),  # jest
-    re.compile(r"^\s*(?:×|✗|✕) (.+)"),  # vitest, mocha
-]
-
-
-def _clean(line: str) -> str:
-    return " ".join(line.replace("\u2503", " ").split()).strip(" :")
-
-
-def error_line(text: str) -> str | None:
-    """The first meaningful line of a failure: the exception, else the failing test, else
-    the first line that says error or failed, else the first line that is not boilerplate.
-    Generic lines (``Error: Exit code 2``, a traceback header, progress output) never."""
-    if "\\n" in text.split("\n", 1)[0]:
-        text = text.replace("\\n", "\n")
-    lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
-    if lines and lines[0].startswith("$ "):
-        lines = lines[1:]
-    for patterns in (_EXCEPTION_RES, _TEST_FAIL_RES):
-        for line in lines:
-            if _GENERIC_RE.search(line):
-                continue
-            for pattern in patterns:
-                if pattern.search(line):
-                    return _at_file(_clean(line))[:160]
-    rest = [_strip_error(_clean(ln)) for ln in lines if not _GENERIC_RE.search(ln)]
-    rest = [ln for ln in rest if ln]
-    for i, line in enumerate(rest):
-        if re.search(r"\b(?:error|failed|failure|cannot|could not|unable|not found|denied|refused|invalid)\b", line, re.IGNORECASE):
-            # "Pre-commit validation failed:" heads the line that says what failed.
-            if lines and (line.endswith(("failed", "error", "errors")) or _raw_ends_colon(lines, line)) and i + 1 < len(rest):
-                return f"{line}: {rest[i + 1]}"[:160]
-            return line[:160]
-    return rest[0][:160] if rest else None
-
-
-_AT_PATH_RE = re.compile(r"^[\w./-]+/(?=[\w.-]+\.\w+(?::\d+:\d+:|:\d+(?::\d+)?(?::| -)\s*error\b|\(\d+,\d+\):))")
-
-
-def _at_file(line: str) -> str:
-    """A diagnostic by its file's name (``push_common.go:33:15: undefined: X``, ``a.ts(3,5):
-    error TS2304: …``): the directories are the file node's; the label keeps room for what
-    went wrong."""
-    return _AT_PATH_RE.sub("", line, count=1)
-
-
-def _strip_error(line: str) -> str:
-    return line[7:].strip() if line.startswith("Error: ") else line
-
-
-def _raw_ends_colon(lines: list[str], cleaned: str) -> bool:
-    return any(_strip_error(_clean(ln)) == cleaned and ln.rstrip().endswith(":") for ln in lines)
-
-
-def error_id(line: str) -> str:
-    """A stable node id for an error line (digits blurred: ``line 12`` and ``line 13`` of
-    one failure are one error)."""
-
-    return "err-" + slugify("".join("#" if c.isdigit() else c for c in line)[:100])[:60]
 
 
 # -- commits and the tracker ------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from rolling_graph.capture.gate import PENDING_MAX, QUEUE_MAX, check, enqueue
+from rolling_graph.capture.gate import PENDING_MAX, QUEUE_MAX, check, enqueue, error_signature
 from rolling_graph.core.config import GateSettings
 from rolling_graph.core.model import make_node, new_gate_state
 
@@ -15,8 +15,8 @@ def prompt(text: str, paths: list[str] | None = None) -> dict:
     return {"id": "e", "event": "UserPromptSubmit", "text": text, "paths": paths or []}
 
 
-def tool(paths: list[str], error: bool = False, text: str = "") -> dict:
-    return {"id": "e", "event": "PostToolUse", "tool": "Read", "text": text, "paths": paths, "error": error}
+def tool(paths: list[str], error: bool = False, text: str = "", name: str = "Read") -> dict:
+    return {"id": "e", "event": "PostToolUse", "tool": "Bash" if error else name, "text": text, "paths": paths, "error": error}
 
 
 def nodes(*labels: str) -> dict:
@@ -83,6 +83,18 @@ def test_a_new_error_fires_after_a_cooldown_and_a_repeated_one_does_not() -> Non
     assert "error" in check(tool([], error=True, text=other), {}, gate, G)
 
 
+def test_a_failed_edit_or_read_fires_no_probe() -> None:
+    # Such a call did nothing, and the probe folds nothing of it (a declined edit, a string
+    # not found, a file that does not exist): only a command's failure is news.
+    for name, text in (("Edit", "Edit lib/a.py\nError: <tool_use_error>String to replace not found in file.</tool_use_error>"),
+                       ("Read", "Read lib/b.py\nError: File does not exist.")):
+        gate = new_gate_state()
+        gate["events_since_probe"] = G.soft_cooldown_events
+        event = {**tool([], error=True, text=text), "tool": name}
+        assert "error" not in check(event, {}, gate, G)
+        assert gate["seen"] == []
+
+
 def test_enqueue_keeps_events_past_the_batch_bound_and_asks_for_a_probe() -> None:
     gate = new_gate_state()
     fired = []
@@ -119,18 +131,43 @@ def test_gate_is_fast() -> None:
     assert per_event_ms < 5, per_event_ms  # the bench target is < 1 ms; generous here for loaded CI
 
 
-def test_a_tool_result_is_an_error_exactly_when_the_gate_finds_its_error_line() -> None:
-    from rolling_graph.capture.events import event_from_payload
-    from rolling_graph.capture.gate import error_signature, first_error_line
+def test_a_failure_the_probe_recorded_is_no_news_and_another_one_is() -> None:
+    # The gate asks by the id the probe gives the error node (capture/errors.py, one rule).
+    # Before, it asked by the first line with an error word, which for a recorded failed
+    # command is "Error: Exit code 1": no failure was ever known, and once one had fired,
+    # every other failure before the next probe was taken for it.
+    from datetime import UTC, datetime
 
-    outputs = ["ok", "ValueError: bad value", "FAILED tests/x.py::t", "fatal: not a git repository", "0 Errors found",
-               "ErrorBoundary.tsx\nApp.tsx", "Traceback (most recent call last):\n  File \"a.py\", line 1\nKeyboardInterrupt"]
-    for out in outputs:
-        event = event_from_payload("PostToolUse", {"tool_name": "Bash", "tool_input": {"command": "run"},
-                                                   "tool_response": {"stdout": out}}, "e1", "2026-01-01T00:00:00Z")
-        assert event["error"] == (first_error_line(out) is not None), out
-    # Two different Python failures are two errors, not one "Traceback" line.
-    one = "Traceback (most recent call last):\n  File \"a.py\", line 3\nValueError: bad value"
-    two = "Traceback (most recent call last):\n  File \"a.py\", line 3\nKeyError: 'user'"
-    assert first_error_line(one) == "ValueError: bad value"
-    assert error_signature(one) != error_signature(two)
+    import jsonpatch
+
+    from rolling_graph.capture.events import event_from_payload
+    from rolling_graph.core.model import new_document
+    from rolling_graph.core.patch import validate_ops
+    from rolling_graph.probe.offline import OfflineProbe
+
+    def failed(stdout: str, n: int) -> dict:
+        return event_from_payload("PostToolUse", {"tool_name": "Bash", "tool_input": {"command": "go test ./..."},
+                                                  "tool_response": f"Error: Exit code 1\n{stdout}"},
+                                  f"e{n}", "2026-01-01T00:00:00Z")
+
+    def cooled() -> dict:
+        gate = new_gate_state()
+        gate["events_since_probe"] = G.soft_cooldown_events  # a new failure fires
+        return gate
+
+    one = failed("--- FAIL: TestResume (0.30s)\nFAIL\tgithub.com/dev/app\t0.4s", 1)
+    two = failed("# github.com/dev/app\nsession.go:256:29: undefined: plumbing\nFAIL\tgithub.com/dev/app [build failed]", 2)
+    same_again = failed("--- FAIL: TestResume (0.52s)\nFAIL\tgithub.com/dev/app\t0.6s", 3)
+    gate = cooled()
+    assert "error" in check(one, {}, gate, G)
+    assert "error" not in check(same_again, {}, gate, G)  # seen in this batch already
+    assert "error" in check(two, {}, cooled(), G)
+
+    doc = new_document("s")
+    result = OfflineProbe().run([{**one, "reasons": ["error"]}], doc)
+    ops, _ = validate_ops(result.patch, doc, datetime(2026, 1, 1, tzinfo=UTC), source="e1", trusted=True)
+    jsonpatch.apply_patch(doc, ops, in_place=True)
+    errors = [nid for nid, node in doc["nodes"].items() if node["kind"] == "error"]
+    assert errors == [error_signature(one["text"])]
+    assert "error" not in check(same_again, doc["nodes"], cooled(), G), "the graph holds it: no news"
+    assert "error" in check(two, doc["nodes"], cooled(), G)

@@ -56,9 +56,13 @@ CORPUS_PINNED: dict[int, dict[str, Any]] = {
     # after a compaction (issue 34, item 2; the entire-cli chain pays 0.003 / 0.006 for it).
     # Raised at 400 (0.28 -> 0.30): a working set whose room holds no line folds into the name
     # map there (the entire-cli chain 0.2311 -> 0.2365 at 400).
+    # Lowered at 400 (0.30 -> 0.29, one name of 152: 46 -> 45): the gate tells a failure by the
+    # probe's id for it, not by "Error: Exit code 1", so more failures fire a probe and the
+    # first session's graph is folded in other batches (issue 34, seventeenth pass; the
+    # entire-cli chain 0.3715 -> 0.3724 at 800, 0.2362 -> 0.2371 at 400).
     800: {"names": 152, "graph": 0.61, "frequent": 0.68, "recent": 0.40, "best": 0.68, "at_least_best": False,
           "request_shown": True, "open_shown": 1, "open_total": 1},
-    400: {"names": 152, "graph": 0.30, "frequent": 0.38, "recent": 0.19, "best": 0.38, "at_least_best": False,
+    400: {"names": 152, "graph": 0.29, "frequent": 0.38, "recent": 0.19, "best": 0.38, "at_least_best": False,
           "request_shown": True, "open_shown": 1, "open_total": 1},
 }
 TOLERANCE = 0.01

@@ -100,40 +100,6 @@ def test_test_runner_summaries_are_counted(text: str, counts: tuple[int, int] | 
     assert out.test_counts(text) == counts
 
 
-def test_an_errors_label_is_its_first_meaningful_line() -> None:
-    assert out.error_line("Error: Exit code 2\nRunning ExUnit with seed: 1\n\n  1) test renders rows (AppTest)\n"
-                          "     ** (RuntimeError) no :secret_key_base configuration found\n") == \
-        "** (RuntimeError) no :secret_key_base configuration found"
-    assert out.error_line("Exit code 1\nTraceback (most recent call last):\n  File \"a.py\", line 3\nKeyError: 'burst'") == "KeyError: 'burst'"
-    assert out.error_line("Pre-commit validation failed:\\n\\n[FORMAT] Code is not formatted.\\nRun 'mix format'") == \
-        "Pre-commit validation failed: [FORMAT] Code is not formatted."
-    assert out.error_line("Error: Exit code 1\n") is None
-    # Go names the package over its build errors; the error is the diagnostic under it.
-    go_build = ("Exit code 1\n# entire.io/cli/cmd/entire/cli/strategy\n"
-                "cmd/entire/cli/strategy/push_common.go:33:15: undefined: OpenRepository\n"
-                "FAIL\tentire.io/cli/cmd/entire/cli/strategy [build failed]\n")
-    assert out.error_line(go_build) == "push_common.go:33:15: undefined: OpenRepository"  # the file node holds its path
-    assert out.error_line("# github.com/entireio/cli/cmd/entire/cli/e2e_test\nexit status 1") == "exit status 1"
-    # A package that failed without a failing test's line (a TestMain, a panic) is named by Go's FAIL line,
-    # not by the task runner's header and the package that merely had no tests.
-    go_test = ("Exit code 1\n[test] $ go test ./...\n[test] ERROR task failed\n\n?   \tentire.io/cli/cmd/entire\t[no test files]\n"
-               "ok  \tentire.io/cli/cmd/entire/cli\t2.000s\nCreated shadow branch 'entire/a799410'\nFAIL\n"
-               "FAIL\tentire.io/cli/cmd/entire/cli/strategy\t3.238s\nok  \tentire.io/cli/cmd/entire/cli/paths\t(cached)\n")
-    assert out.error_line(go_test) == "FAIL entire.io/cli/cmd/entire/cli/strategy 3.238s"
-    test_build = ("Exit code 1\n# github.com/entireio/cli/cmd/e2e_test [github.com/entireio/cli/cmd/e2e_test.test]\n"
-                  "cmd/e2e_test/assertions.go:117:18: assignment mismatch: 1 variable but f returns 2 values\n")
-    assert out.error_line(test_build) == "assertions.go:117:18: assignment mismatch: 1 variable but f returns 2 values"
-    # A type checker's error is its diagnostic too, by its file: mypy, pyright, tsc; never a note above it.
-    mypy = "src/billing/x.py:12: note: See https://mypy.rtfd.io\nsrc/billing/x.py:10: error: Name \"y\" is not defined  [name-defined]\n"
-    assert out.error_line(mypy) == 'x.py:10: error: Name "y" is not defined [name-defined]'
-    pyright = "/home/u/app/src/a.py\n  /home/u/app/src/a.py:3:5 - error: \"foo\" is not defined (reportUndefinedVariable)\n1 error\n"
-    assert out.error_line(pyright) == 'a.py:3:5 - error: "foo" is not defined (reportUndefinedVariable)'
-    assert out.error_line("src/cart/total.ts(3,5): error TS2304: Cannot find name 'x'.\n") == "total.ts(3,5): error TS2304: Cannot find name 'x'."
-    # pytest's failing test stays the label, not the line of its assertion
-    pytest_out = "tests/test_annual.py:12: AssertionError\n=== short test summary info ===\nFAILED tests/test_annual.py::test_annual - assert 1 == 2\n"
-    assert out.error_line(pytest_out) == "FAILED tests/test_annual.py::test_annual - assert 1 == 2"
-
-
 def test_commands_are_normalised_and_classified() -> None:
     assert out.command_parts("cd /home/USER/src/app && python -m pytest -q tests 2>&1 | tail -5") == ["python -m pytest -q tests"]
     assert out.classify("python -m pytest -q tests") == ("test", "pytest")

@@ -1,0 +1,99 @@
+"""A failure's line and its id: one rule for the gate and the probe.
+
+:func:`error_line` is the first *meaningful* line of a failed tool's output (the exception,
+the failing test, the diagnostic at a place; never ``Error: Exit code 2``), and
+:func:`error_id` the node id of that line. The gate (:func:`rolling_graph.capture.gate.error_signature`)
+asks whether a failure is news by the same id the probe gives its error node
+(:func:`rolling_graph.probe.offline_commands.error_node`), so the same test failing again is
+known for what it is, and two different failures are two.
+
+The patterns compile on first use (:mod:`rolling_graph.core.lazyre`): the hook loads this
+module for a tool result that reports a failure, and ``re`` only then.
+"""
+
+from __future__ import annotations
+
+from rolling_graph.core.ids import slugify
+from rolling_graph.core.lazyre import IGNORECASE, lazy
+
+_GENERIC_RE = lazy(
+    r"^(?:Error:\s*)?(?:Exit code \d+|Command (?:failed|exited) with (?:exit|non-zero status) code \d+|tool call failed)\s*$"
+    r"|^Traceback \(most recent call last\):?$|^\s*(?:at |File \"|hint:|warning:|==>|Compiling |Generated |Running |Getting extensions)"
+    r"|^[\s.\-=*┃│└─╭╰~^]*$"
+    r"|^# [\w.-]+(?:/[\w.-]+)*(?: \[[\w./ -]+\])?$",  # Go's header over a package's build errors: # entire.io/cli/cmd
+    IGNORECASE,
+)
+_EXCEPTION_RES = [
+    lazy(r"\*\* \((\w+(?:\.\w+)*)\)\s*(.+)"),  # Elixir: ** (RuntimeError) message
+    lazy(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception|Failure))(?::\s*(.+)|$)"),  # Python/JS/Java
+    lazy(r"\[ERROR\]\s*(.+)"),  # esbuild
+    lazy(r"^\s*(?:ERROR|error)(?:\[\w+\]|\s+TS\d+)?:\s*(.+)"),  # rustc, tsc, compilers
+    lazy(r"^\s*fatal:\s*(.+)"),  # git
+    lazy(r"panicked at (.+)"),
+    # A compiler's or a linter's diagnostic at a place: Go, gcc, clang, tsc --pretty false
+    lazy(r"^\s*[\w./-]+\.\w+:\d+:\d+:\s*(.+)"),
+    # A type checker's error at a place: mypy's `a.py:41: error:`, pyright's `a.py:3:5 - error:`, tsc's `a.ts(3,5): error TS2304:`
+    lazy(r"^\s*[\w./-]+\.\w+(?::\d+(?::\d+)?(?::| -)|\(\d+,\d+\):)\s*error\b"),
+]
+_TEST_FAIL_RES = [
+    lazy(r"^\s*\d+\) test (.+)"),  # ExUnit
+    lazy(r"^(?:FAILED|ERROR) (\S+)"),  # pytest
+    lazy(r"--- FAIL: (\S+)"),  # go
+    lazy(r"^FAIL\s+[\w./-]+\s+(?:[\d.]+s|\[[\w ]+\])\s*$"),  # go: the package that failed (a TestMain's, a panic's)
+    lazy(r"^\s*● (.+)"),  # jest
+    lazy(r"^\s*(?:×|✗|✕) (.+)"),  # vitest, mocha
+]
+_SAYS_FAILED_RE = lazy(r"\b(?:error|failed|failure|cannot|could not|unable|not found|denied|refused|invalid)\b", IGNORECASE)
+_AT_PATH_RE = lazy(r"^[\w./-]+/(?=[\w.-]+\.\w+(?::\d+:\d+:|:\d+(?::\d+)?(?::| -)\s*error\b|\(\d+,\d+\):))")
+
+
+def _clean(line: str) -> str:
+    return " ".join(line.replace("\u2503", " ").split()).strip(" :")
+
+
+def error_line(text: str) -> str | None:
+    """The first meaningful line of a failure: the exception, else the failing test, else
+    the first line that says error or failed, else the first line that is not boilerplate.
+    Generic lines (``Error: Exit code 2``, a traceback header, progress output) never."""
+    if "\\n" in text.split("\n", 1)[0]:
+        text = text.replace("\\n", "\n")
+    lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
+    if lines and lines[0].startswith("$ "):
+        lines = lines[1:]
+    for patterns in (_EXCEPTION_RES, _TEST_FAIL_RES):
+        for line in lines:
+            if _GENERIC_RE.search(line):
+                continue
+            for pattern in patterns:
+                if pattern.search(line):
+                    return _at_file(_clean(line))[:160]
+    rest = [_strip_error(_clean(ln)) for ln in lines if not _GENERIC_RE.search(ln)]
+    rest = [ln for ln in rest if ln]
+    for i, line in enumerate(rest):
+        if _SAYS_FAILED_RE.search(line):
+            # "Pre-commit validation failed:" heads the line that says what failed.
+            if lines and (line.endswith(("failed", "error", "errors")) or _raw_ends_colon(lines, line)) and i + 1 < len(rest):
+                return f"{line}: {rest[i + 1]}"[:160]
+            return line[:160]
+    return rest[0][:160] if rest else None
+
+
+def _at_file(line: str) -> str:
+    """A diagnostic by its file's name (``push_common.go:33:15: undefined: X``, ``a.ts(3,5):
+    error TS2304: …``): the directories are the file node's; the label keeps room for what
+    went wrong."""
+    return _AT_PATH_RE.compiled().sub("", line, count=1)
+
+
+def _strip_error(line: str) -> str:
+    return line[7:].strip() if line.startswith("Error: ") else line
+
+
+def _raw_ends_colon(lines: list[str], cleaned: str) -> bool:
+    return any(_strip_error(_clean(ln)) == cleaned and ln.rstrip().endswith(":") for ln in lines)
+
+
+def error_id(line: str) -> str:
+    """A stable node id for an error line (digits blurred: ``line 12`` and ``line 13`` of
+    one failure are one error)."""
+    return "err-" + slugify("".join("#" if c.isdigit() else c for c in line)[:100])[:60]
