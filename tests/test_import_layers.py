@@ -287,7 +287,7 @@ HOOK_MODULES: dict[str, set[str]] = {
     "post-tool-use": _EVERY_EVENT | _GATED | _RENDERED | _RULES | {"capture.tools", "render.notes", "warm.notes_cache", "warm.snapshot_files",
                                                                    "store.project"},
     # A command that failed: its failure's line, as the probe reads it (capture.errors), tells
-    # whether it is news. About one tool event in twenty-five (334 of the entire-cli sessions' 8,267).
+    # whether it is news. About one tool event in twenty-five (326 of the entire-cli sessions' 8,267).
     "post-tool-use, a failed command": _EVERY_EVENT | _GATED | _RENDERED | _RULES | {
         "capture.tools", "capture.errors", "render.notes", "warm.notes_cache", "warm.snapshot_files", "store.project"},
     "stop": _EVERY_EVENT,

@@ -143,7 +143,11 @@ class ToolCall:
         if out and self.shows_output:
             parts.append(out)
         text = "\n".join(p for p in parts if p)
-        return text, self.result.flagged or (self.output_reports and any(word in out for word in ERROR_WORDS))
+        return text, self.result.failed or self._output_says_failed(out)
+
+    def _output_says_failed(self, out: str) -> bool:
+        """Whether the output, read for error words, reports a failure the flags do not."""
+        return self.output_reports and any(word in out for word in ERROR_WORDS)
 
     def _fields(self) -> ToolData:
         return {}
@@ -198,11 +202,22 @@ class Search(_Target):
         return data
 
 
+def exit_may_hide_failure(command: str) -> bool:
+    """Whether a shell line's exit status may not be its work's: ``go test ./... | tail -5``
+    exits as ``tail`` does, ``make; echo done`` as ``echo``, a script as its last line. A
+    command that exited 0 otherwise succeeded, whatever words its output holds (a ``git diff``
+    of code that says ``error:``): Claude Code reports a non-zero exit as a failed call."""
+    return "|" in command or ";" in command or "\n" in command.strip()
+
+
 class Bash(ToolCall):
     """A shell command: the command line, its description, a background run's task id."""
 
     __slots__ = ("command", "description", "background")
     output_reports = True
+
+    def _output_says_failed(self, out: str) -> bool:
+        return exit_may_hide_failure(self.command) and super()._output_says_failed(out)
 
     def _line(self, inp: dict[str, Any], tool_input: Any) -> str:
         return f"$ {as_text(inp.get('command'), 300)}"

@@ -20,6 +20,7 @@ import re
 from typing import TYPE_CHECKING
 
 from rolling_graph.capture.errors import error_id, error_line
+from rolling_graph.capture.tools import exit_may_hide_failure
 from rolling_graph.core.filepaths import file_id, looks_like_file, relativize
 from rolling_graph.core.ids import slugify
 from rolling_graph.probe import offline_tasks as tasks
@@ -135,7 +136,7 @@ def _run(p: Proposal, event: PendingEvent, state: FoldState, part: str, kind: st
         p.set(cid, ref=data["bg"][:40], result="running in the background", outcome=None)
         p.by(cid, "tool", seq)
         return
-    masked = not data or "|" in data.get("cmd", "")  # `cmd | tail` exits as tail does
+    masked = not data or exit_may_hide_failure(data.get("cmd", ""))  # `cmd | tail` exits as tail does
     settle(p, cid, kind, family, output, data.get("failed", False) if data else event["error"], seq, state, masked)
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from rolling_graph.capture.errors import error_id, error_line
 from rolling_graph.capture.events import event_from_payload
+from rolling_graph.capture.tools import exit_may_hide_failure
 
 AT = "2026-11-30T10:00:00Z"
 
@@ -87,7 +88,7 @@ def test_what_a_tool_found_or_wrote_is_no_failure_for_its_error_words(tool: str,
     # call did nothing): 15 of the entire-cli sessions' 113 writes and 18 of their greps.
     assert tool_event(tool, tool_input, response)["error"] is False
     # The same words from a command are its own report, and a call that did fail is one.
-    assert tool_event("Bash", {"command": "go vet ./..."}, {"stdout": "", "stderr": CODE_WITH_ERROR_WORDS})["error"] is True
+    assert tool_event("Bash", {"command": "go vet ./... | tail"}, {"stdout": "", "stderr": CODE_WITH_ERROR_WORDS})["error"] is True
     assert tool_event(tool, tool_input, {**response, "is_error": True})["error"] is True
     assert tool_event(tool, tool_input, "<tool_use_error>File has not been read yet.</tool_use_error>")["error"] is True
 
@@ -101,3 +102,23 @@ def test_every_failed_command_gets_its_own_id_not_its_exit_code() -> None:
     assert error_line(two) == "session.go:256:29: undefined: plumbing"
     assert error_id(error_line(one)) != error_id(error_line(two))
     assert error_id("session.go:256:29: undefined: plumbing") == error_id("session.go:300:9: undefined: plumbing")
+
+
+PASSING_RUN_WITH_ERROR_LOGS = ("=== RUN   TestSessionIDConflict\n    hooks.go:155: Hook output: session ID conflict: shadow branch has "
+                               "commits\n        Error: session ID conflict\n--- PASS: TestSessionIDConflict (0.28s)\nPASS\n"
+                               "ok  \tentire.io/cli/cmd/entire/cli/integration_test\t1.363s\n")
+
+
+@pytest.mark.parametrize("command", ["git diff cmd/entire/cli/session.go", "go test -v -run TestSessionIDConflict ./cmd/...",
+                                     "gh pr diff 284", "head -5 checkpoint.go"])
+def test_a_command_that_exited_zero_succeeded_whatever_its_output_says(command: str) -> None:
+    # Claude Code reports a non-zero exit as a failed call ("Error: Exit code 1" in a
+    # transcript, PostToolUseFailure live): a call that reached us as a success, with no
+    # pipe to hide its exit, succeeded. Its error words are a diff's, a log's, a file's.
+    for output in (PASSING_RUN_WITH_ERROR_LOGS, CODE_WITH_ERROR_WORDS):
+        assert tool_event("Bash", {"command": command}, {"stdout": output, "stderr": ""})["error"] is False
+    # Behind a pipe, or before a `;`, the exit status is another command's: the words are read.
+    for masked in (f"{command} 2>&1 | tail -40", f"{command}; echo done", f"{command}\necho done"):
+        assert exit_may_hide_failure(masked)
+        assert tool_event("Bash", {"command": masked}, {"stdout": GO_TEST_FAIL, "stderr": ""})["error"] is True
+    assert tool_event("Bash", {"command": command}, "Error: Exit code 1\n" + GO_TEST_FAIL)["error"] is True

@@ -109,4 +109,4 @@ def test_a_read_is_its_path_unless_it_failed() -> None:
     ok = parse_tool("Read", {"file_path": "/home/dev/app/lib/x.py"}, {"type": "text", "file": {"content": "Error: in the file's text"}})
     assert ok.text() == ("Read /home/dev/app/lib/x.py", False) and ok.paths == ["/home/dev/app/lib/x.py"]
     missing = parse_tool("Read", {"file_path": "lib/missing.py"}, "<tool_use_error>File does not exist.</tool_use_error>")
-    assert missing.text() == ("Read lib/missing.py", False) and missing.data() == {"failed": True}
+    assert missing.text() == ("Read lib/missing.py", True) and missing.data() == {"failed": True}
