@@ -140,13 +140,16 @@ def test_a_passing_command_that_names_no_file_reads_no_index_and_the_gate_judges
     def bash(stdout: str) -> None:
         send("post-tool-use", tool_payload(SID, "Bash", {"command": "go test ./..."}, {"stdout": stdout, "stderr": ""}))
 
+    def failed(output: str) -> None:  # a non-zero exit, as Claude Code reports it
+        send("post-tool-use", tool_payload(SID, "Bash", {"command": "go test ./..."}, f"Error: Exit code 2\n{output}"))
+
     for _ in range(3):  # (past the gate's cooldown, so that a new failure would fire it)
         bash("ok  \tgithub.com/dev/app\t0.2s")
     assert reads == [], "a passing command that names no file: nothing to look up"
-    bash(failure)
+    failed(failure)
     assert reads == [SID], "a failure is looked up among the graph's nodes"
     assert "error" not in store.load_state(SID)["counters"]["gate_reasons"], "the graph already holds it: no news"
-    bash(failure.replace("[3] with length 3", "[9] with length 2").replace("index out of range", "nil map write"))
+    failed(failure.replace("[3] with length 3", "[9] with length 2").replace("index out of range", "nil map write"))
     assert store.load_state(SID)["counters"]["gate_reasons"].get("error") == 1, "a failure the graph does not hold is news"
     send("post-tool-use", tool_payload(SID, "Read", {"file_path": "/home/dev/app/src/config.py"}))
     assert reads == [SID, SID, SID], "a file read is looked up"
