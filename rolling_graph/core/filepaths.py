@@ -22,7 +22,7 @@ from rolling_graph.core.model import LABEL_MAX
 
 #: Markers of the harness's own files (absolute paths only: a project may have a ``.claude``
 #: directory of its own, which is the user's).
-_HARNESS_PARTS = ("/.claude/", "/tmp/claude-", "/Temp/claude-", "/tool-results/")  # (Windows: %TEMP%\claude-…)
+_HARNESS_PARTS = ("/.claude/", "/tmp/claude-", "/tmp/claude/", "/Temp/claude-", "/tool-results/")  # (macOS: /private/tmp/claude/; Windows: %TEMP%\claude-…)
 _HOME_PREFIXES = ("/home/", "/Users/")
 
 

@@ -56,6 +56,7 @@ def test_every_file_the_corpus_measure_counts_is_a_file_to_the_extractor() -> No
 def test_harness_files_are_recognised() -> None:
     assert is_harness_path("/home/USER/.claude/plans/gentle-otter.md")
     assert is_harness_path("/tmp/claude-1000/-home-USER-src-app/tasks/b3f9c21.output")
+    assert is_harness_path("/private/tmp/claude/-Users-USER-src-app/tasks/a3e3b71.output")  # macOS
     assert is_harness_path("~/.claude/projects/-home-USER-src-app/7d1e.jsonl")
     assert not is_harness_path(".claude/settings.json")  # the project's own .claude directory
     assert not is_harness_path(f"{ROOT}/billing/proration.py")
