@@ -18,13 +18,16 @@ if TYPE_CHECKING:
 
 #: Characters of text kept per event (head and tail; :func:`rolling_graph.capture.events.bounded`).
 TEXT_MAX = 2400
+#: What a test run's or a task runner's output says when it failed and no count says so: Go's
+#: test and build failures (``--- FAIL: TestX``, ``FAIL\tpkg [build failed]``), which say none
+#: of the generic words, and mise's ``ERROR task failed``. Read with a newline before the text
+#: (the ``FAIL\t`` line may be its first). A passing run prints none of them.
+RUN_FAILED_WORDS = ("--- FAIL", "\nFAIL\t", "[build failed]", "[setup failed]", "ERROR task failed")
 #: What marks a command's output as reporting a failure: the event's ``error`` flag
 #: (:meth:`rolling_graph.capture.tools.ToolCall.text`) reads it, and the probe's reading of a
-#: command whose exit status a pipe hid (``go test ./... | tail``) starts from it. Go's test
-#: and build failures say none of the generic words (``--- FAIL: TestX``, ``FAIL\tpkg
-#: [build failed]``), nor does a task runner's (``ERROR task failed``).
+#: command whose exit status a pipe hid (``go test ./... | tail``) starts from it.
 ERROR_WORDS = ("Traceback (most recent call last)", "Error:", "error:", "Exception:", "FAILED", "fatal:", "panicked at",
-               "--- FAIL", "\nFAIL\t", "[build failed]", "ERROR task failed")
+               *RUN_FAILED_WORDS)
 
 
 def as_text(value: Any, limit: int) -> str:

@@ -147,7 +147,10 @@ class ToolCall:
 
     def _output_says_failed(self, out: str) -> bool:
         """Whether the output, read for error words, reports a failure the flags do not."""
-        return self.output_reports and any(word in out for word in ERROR_WORDS)
+        if not self.output_reports:
+            return False
+        out = "\n" + out
+        return any(word in out for word in ERROR_WORDS)
 
     def _fields(self) -> ToolData:
         return {}

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from rolling_graph.capture.errors import error_line
-from rolling_graph.capture.text import ERROR_WORDS
+from rolling_graph.capture.text import ERROR_WORDS, RUN_FAILED_WORDS
 
 # -- commands --------------------------------------------------------------------------------
 _SPLIT_RE = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
@@ -205,6 +205,8 @@ def outcome(kind: str, output: str, failed_flag: bool, masked: bool = True) -> t
     body = output.split("\n", 1)[1] if output.startswith("$ ") else output
     if not masked or any(w in body for w in ("All checks passed", "Success: no issues found", "found no issues")):
         return "pass", "passed"
+    if kind == "test" and any(w in "\n" + body for w in RUN_FAILED_WORDS):  # no count said it: Go, a task runner
+        return "fail", (error_line(body) or "failed")[:100]
     line = error_line(body) if any(w in body for w in _FAIL_WORDS) else None
     if line and kind == "check" and not re.search(r"\b0 (?:errors?|failures?|issues?)\b", body):
         return "fail", line[:100]

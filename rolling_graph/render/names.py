@@ -17,7 +17,7 @@ from itertools import chain, islice
 from rolling_graph.core.vocabulary import TECH
 from rolling_graph.render.layout import Block, short_command, short_names
 from rolling_graph.render.rank import best_first, count, facts_of
-from rolling_graph.render.sections import COUNT_RESERVE, RestoreSettings
+from rolling_graph.render.sections import COUNT_RESERVE, RestoreSettings, failure_text
 from rolling_graph.render.view import NOT_NAMES, RestoreView
 from rolling_graph.safety.sanitize import esc
 
@@ -71,7 +71,9 @@ def _named(g: RestoreView, pool: list[str], files: dict[str, str], s: RestoreSet
             for name in g.what(nid)[1] if s.file_brings_names and not s.name_map else ():
                 yield None, esc(name, s.name_chars)
         elif not g.is_rejected_name(g.label(nid)):
-            label = short_command(g.label(nid), s.name_chars, compact=True) if g.kind[nid] == "command" else g.label(nid)
+            kind = g.kind[nid]
+            label = short_command(g.label(nid), s.name_chars, compact=True) if kind == "command" else g.label(nid)
+            label = failure_text(label) if kind == "error" else label
             family = _family(label)
             if family and count(facts_of(g.nodes[nid]), "mentions") <= FAMILY_USES:
                 families[family] = seen = families.get(family, 0) + 1

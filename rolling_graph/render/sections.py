@@ -227,6 +227,22 @@ def _decision(g: RestoreView, nid: str, chars: int) -> str:
     return "- " + (f"[{kind}] " if kind != "decision" else "") + esc(g.label(nid), chars) + _from(g, nid)
 
 
+def failure_text(text: str) -> str:
+    """A failure as the block says it: a failing Go test by its name (``--- FAIL: TestX
+    (0.46s)`` → ``TestX``; the line it stands on says it failed), a failing package by its
+    last two parts (``FAIL entire.io/cli/cmd/strategy 1.795s`` → ``FAIL …/cmd/strategy``), each step of a result's
+    history (``… → …``) alike. A cut through the test's name left neither the model nor a
+    search anything to find (``--- FAIL: TestShadowBranchOverlap_DismissAndSta…``)."""
+    steps = text.split(" → ")
+    for i, step in enumerate(steps):
+        if step.startswith("--- FAIL: ") and len(step) > 10:
+            steps[i] = step[10:].split(" ", 1)[0]
+        elif step.startswith("FAIL ") and step.endswith("s") and step.count(" ") == 2:  # FAIL <package> 1.795s
+            package = step.split(" ")[1].split("/")
+            steps[i] = "FAIL " + ("…/" if len(package) > 2 else "") + "/".join(package[-2:])
+    return " → ".join(steps)
+
+
 def _from(g: RestoreView, nid: str) -> str:
     """`` (Jan 5)`` after a line an earlier session left (:meth:`RestoreView.earlier`)."""
     when = g.earlier(nid)
@@ -269,7 +285,7 @@ def _outcome(g: RestoreView, cmd: str, s: RestoreSettings) -> str:
     facts = facts_of(g.nodes[cmd])
     result = facts.get("result")
     if result and result.strip():
-        return esc(result, s.result_chars)
+        return esc(failure_text(result), s.result_chars)
     return {"pass": "passed", "fail": "failed"}.get(str(facts.get("outcome")), "")
 
 
@@ -325,7 +341,7 @@ def add_working_set(g: RestoreView, sec: Section, s: RestoreSettings, shown: lis
         runs = count(facts, "runs")
         verdict = "passed" if facts.get("outcome") == "pass" else "failed"
         line = f"{heading}* `{esc(short_command(g.label(c), s.command_chars), s.command_chars)}` — " + (f"ran {runs}×, " if runs else "") + f"last run {verdict}"
-        result = (facts.get("result") or "").strip()
+        result = failure_text((facts.get("result") or "").strip())
         before, arrow, last = result.rpartition(" → ")
         if arrow and last.strip().lower() == verdict:  # "X → passed": what it got past, its end not cut off
             line += f" (before: {esc(before.rpartition(' → ')[2], s.result_chars)})"
@@ -341,11 +357,11 @@ def add_problems(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[s
     open_errors = g.recent_first([e for e in g.by_kind.get("error", []) if facts_of(g.nodes[e]).get("state") == "open"])
     if not open_errors:
         return
-    items = [esc(g.label(e), s.problem_chars) + _from(g, e) for e in open_errors]
+    items = [esc(failure_text(g.label(e)), s.problem_chars) + _from(g, e) for e in open_errors]
     line, taken = join_items("Open problems: ", items, sec.room())
     if line and sec.add(line):
         shown.extend(open_errors[:taken])
         return
     # None fitted: what is still broken is what the block must state, the latest shortened.
-    if sec.add_required(first_item("Open problems: ", esc(g.label(open_errors[0]), MIN_PROBLEM_CHARS), len(items)), COUNT_RESERVE):
+    if sec.add_required(first_item("Open problems: ", esc(failure_text(g.label(open_errors[0])), MIN_PROBLEM_CHARS), len(items)), COUNT_RESERVE):
         shown.append(open_errors[0])

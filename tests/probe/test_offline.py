@@ -372,3 +372,25 @@ def test_a_japanese_prompt_names_the_code_and_the_file_it_is_about() -> None:
     labels = {node["label"]: node["kind"] for node in doc["nodes"].values()}
     assert labels.get("loadConfig") == "symbol" and labels.get("TestLoadConfig") == "symbol", labels
     assert "src/config.ts" in {node.get("facts", {}).get("path", node["label"]) for node in doc["nodes"].values() if node["kind"] == "file"}, labels
+
+
+def test_a_failing_go_test_run_behind_a_pipe_is_a_failure_and_settles_nothing() -> None:
+    """``mise run test 2>&1 | tail -40`` exits as tail does, and Go prints no count: the run
+    was recorded as passed and settled every open error of its family (73 of the entire-cli
+    sessions' piped test runs that showed ``--- FAIL`` or ``[build failed]``)."""
+    cmd = "mise run test 2>&1 | tail -40"
+    doc = apply(new_document("s"), [
+        ev("$ mise run test\nError: Exit code 1\n--- FAIL: TestResume_SessionLogAlreadyExists (0.46s)\nFAIL", event="PostToolUse",
+           tool="Bash", error=True, data={"cmd": "mise run test", "failed": True}, id="e1"),
+    ])
+    [error] = [nid for nid, n in doc["nodes"].items() if n["kind"] == "error"]
+    apply(doc, [ev(f"$ {cmd}\n[test] $ go test ./...\nok  \tentire.io/cli/paths\t(cached)\n# entire.io/cli/strategy\n"
+                   "strategy/session.go:256:29: undefined: plumbing\nFAIL\tentire.io/cli/strategy [build failed]\n[test] ERROR task failed",
+                   event="PostToolUse", tool="Bash", error=True, data={"cmd": cmd}, id="e2")])
+    assert doc["nodes"][error]["facts"]["state"] == "open", "a failing run settles no error"
+    run = doc["nodes"]["mise-run-test"]["facts"]
+    assert run["outcome"] == "fail" and "undefined: plumbing" in run["result"]
+    apply(doc, [ev(f"$ {cmd}\n[test] $ go test ./...\nok  \tentire.io/cli/paths\t0.3s\nok  \tentire.io/cli/strategy\t1.2s",
+                   event="PostToolUse", tool="Bash", data={"cmd": cmd}, id="e3")])
+    assert doc["nodes"][error]["facts"]["state"] == "resolved"
+    assert doc["nodes"]["mise-run-test"]["facts"]["outcome"] == "pass"

@@ -197,6 +197,28 @@ def test_only_open_errors_are_open_problems() -> None:
         assert "ImportError" not in text and "e-done" not in shown and "Not shown: " in text, source
 
 
+def test_a_failing_go_test_is_named_whole_in_the_smallest_block() -> None:
+    # Go's line for a failing test is "--- FAIL: <name> (<time>)"; in the shortest form of the
+    # open problems' line its name was cut ("--- FAIL: TestShadowBranchOverlap_DismissAndSta…").
+    doc = billing_session(fillers=200)
+    doc["nodes"]["e-open"]["label"] = "--- FAIL: TestShadowBranchOverlap_DismissAndStartFresh (0.61s)"
+    doc["nodes"]["c-test"]["facts"]["result"] = "--- FAIL: TestShadowBranchOverlap_DismissAndStartFresh (0.61s)"
+    for source, budget in (("startup", 250), ("compact", 400), ("compact", 2000)):
+        text, _ = restore_block(doc, R, source, summary="We fix proration." if source == "compact" else None, budget_tokens=budget)
+        assert "Open problems: TestShadowBranchOverlap_DismissAndStartFresh" in text, text
+        assert "--- FAIL" not in text and "DismissAndSta…" not in text
+
+
+def test_a_failure_is_said_by_what_failed() -> None:
+    from rolling_graph.render.sections import failure_text
+
+    assert failure_text("--- FAIL: TestResume_AfterMergingMain (4.30s)") == "TestResume_AfterMergingMain"
+    assert failure_text("FAIL entire.io/cli/cmd/entire/cli/integration_test 15.262s") == "FAIL …/cli/integration_test"
+    assert failure_text("--- FAIL: TestA (0.1s) → 0 failed of 12") == "TestA → 0 failed of 12"
+    assert failure_text("session.go:256:29: undefined: plumbing") == "session.go:256:29: undefined: plumbing"
+    assert failure_text("FAIL: extra.js should not exist after rewind") == "FAIL: extra.js should not exist after rewind"
+
+
 def test_further_names_fill_the_budget_and_the_rest_is_counted() -> None:
     doc = billing_session(fillers=400)
     for budget in (800, 400):
