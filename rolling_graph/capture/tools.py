@@ -213,6 +213,57 @@ def exit_may_hide_failure(command: str) -> bool:
     return "|" in command or ";" in command or "\n" in command.strip()
 
 
+#: Commands whose output is what they show (a file, a diff, a log, matches), never a report of
+#: their own: a line made of these alone failed only if its exit says so (``git show …:x.jsonl |
+#: grep Edit | head`` printed a transcript's ``Error:``).
+_SHOWS = frozenset(("cat", "head", "tail", "less", "more", "sed", "awk", "jq", "yq", "grep", "egrep", "rg", "cut", "sort",
+                    "uniq", "wc", "tr", "echo", "printf", "ls", "find", "tree", "cd", "diff", "column", "nl", "xxd"))
+_GIT_SHOWS = frozenset(("show", "diff", "log", "blame", "cat-file", "grep", "status", "ls-files", "ls-tree"))
+_GH_SHOWS = frozenset(("diff", "view", "list"))
+
+
+def _unquoted(command: str) -> str:
+    """``command`` with each quoted span (``'a|b'``, ``"x; y"``) as one word ``Q``: what a
+    pattern or a message holds separates no commands."""
+    out: list[str] = []
+    quote = ""
+    for c in command:
+        if quote:
+            if c == quote:
+                quote = ""
+        elif c in "'\"":
+            quote = c
+            out.append("Q")
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _shows_only(command: str) -> bool:
+    """Whether every command of a shell line only shows something (:data:`_SHOWS`, ``git
+    show``, ``gh pr diff``); no ``re``: the hook reads it for a command behind a pipe."""
+    command = _unquoted(command)
+    for sep in ("&&", "||", "|", ";", "\n"):
+        command = command.replace(sep, "\0")
+    for part in command.split("\0"):
+        words = [w for w in part.split() if "=" not in w or w.startswith(("-", "'", '"'))]  # FOO=1 cmd
+        if not words:
+            continue
+        name = words[0].rpartition("/")[2].lstrip("(")
+        if name == "git":
+            rest = words[1:]
+            while rest and rest[0].startswith("-"):  # git -C <dir> -c <key=value> --no-pager show
+                rest = rest[2:] if rest[0] in ("-C", "-c") else rest[1:]
+            if not rest or rest[0] not in _GIT_SHOWS:
+                return False
+        elif name == "gh":
+            if len(words) < 3 or words[2] not in _GH_SHOWS:
+                return False
+        elif name not in _SHOWS:
+            return False
+    return True
+
+
 class Bash(ToolCall):
     """A shell command: the command line, its description, a background run's task id."""
 
@@ -220,7 +271,8 @@ class Bash(ToolCall):
     output_reports = True
 
     def _output_says_failed(self, out: str) -> bool:
-        return exit_may_hide_failure(self.command) and super()._output_says_failed(out)
+        command = self.command
+        return exit_may_hide_failure(command) and not _shows_only(command) and super()._output_says_failed(out)
 
     def _line(self, inp: dict[str, Any], tool_input: Any) -> str:
         return f"$ {as_text(inp.get('command'), 300)}"

@@ -117,8 +117,30 @@ def test_a_command_that_exited_zero_succeeded_whatever_its_output_says(command: 
     # pipe to hide its exit, succeeded. Its error words are a diff's, a log's, a file's.
     for output in (PASSING_RUN_WITH_ERROR_LOGS, CODE_WITH_ERROR_WORDS):
         assert tool_event("Bash", {"command": command}, {"stdout": output, "stderr": ""})["error"] is False
-    # Behind a pipe, or before a `;`, the exit status is another command's: the words are read.
+    assert tool_event("Bash", {"command": command}, "Error: Exit code 1\n" + GO_TEST_FAIL)["error"] is True
+
+
+def test_behind_a_pipe_or_a_semicolon_a_runs_words_are_read() -> None:
+    # The exit status is another command's there.
+    command = "go test -v -run TestSessionIDConflict ./cmd/..."
     for masked in (f"{command} 2>&1 | tail -40", f"{command}; echo done", f"{command}\necho done"):
         assert exit_may_hide_failure(masked)
         assert tool_event("Bash", {"command": masked}, {"stdout": GO_TEST_FAIL, "stderr": ""})["error"] is True
-    assert tool_event("Bash", {"command": command}, "Error: Exit code 1\n" + GO_TEST_FAIL)["error"] is True
+        assert tool_event("Bash", {"command": masked}, {"stdout": GO_PASS, "stderr": ""})["error"] is False
+
+
+@pytest.mark.parametrize("command", [
+    "cd ../entire.io && git show entire/sessions:33/full.jsonl | grep -E '\"name\":\"(Write|Edit)\"' | head -20",
+    "sed -n '372p' ~/session.jsonl | jq '.message.content[0]' | head -100",
+    "cat ~/.gemini/tmp/session.json 2>/dev/null | head -200",
+    "git -C ../app --no-pager diff | head -40",
+    "gh pr diff 284 | head -80",
+])
+def test_a_line_that_only_shows_something_shows_its_words(command: str) -> None:
+    # Behind a pipe too: a transcript's "Error:", a diff's "error:" are what it shows (21 of the
+    # entire-cli sessions' piped commands fired the gate so), not a report of its own.
+    assert tool_event("Bash", {"command": command}, {"stdout": CODE_WITH_ERROR_WORDS + PASSING_RUN_WITH_ERROR_LOGS})["error"] is False
+    # A line that runs anything else is read as before, and a failed call is one.
+    ran = command.replace("| head", "&& go test ./... | head", 1)
+    assert tool_event("Bash", {"command": ran}, {"stdout": GO_TEST_FAIL})["error"] is True
+    assert tool_event("Bash", {"command": command}, "Error: Exit code 2\nfatal: bad revision")["error"] is True
