@@ -272,7 +272,7 @@ class Bash(ToolCall):
 
     def _output_says_failed(self, out: str) -> bool:
         command = self.command
-        return exit_may_hide_failure(command) and not _shows_only(command) and super()._output_says_failed(out)
+        return exit_may_hide_failure(command) and super()._output_says_failed(out) and not _shows_only(command)
 
     def _line(self, inp: dict[str, Any], tool_input: Any) -> str:
         return f"$ {as_text(inp.get('command'), 300)}"
