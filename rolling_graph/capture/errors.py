@@ -20,9 +20,12 @@ _GENERIC_RE = lazy(
     r"^(?:Error:\s*)?(?:Exit code \d+|Command (?:failed|exited) with (?:exit|non-zero status) code \d+|tool call failed)\s*$"
     r"|^Traceback \(most recent call last\):?$|^\s*(?:at |File \"|hint:|warning:|==>|Compiling |Generated |Running |Getting extensions)"
     r"|^[\s.\-=*┃│└─╭╰~^]*$"
-    r"|^# [\w.-]+(?:/[\w.-]+)*(?: \[[\w./ -]+\])?$",  # Go's header over a package's build errors: # entire.io/cli/cmd
+    r"|^# [\w.-]+(?:/[\w.-]+)*(?: \[[\w./ -]+\])?$"  # Go's header over a package's build errors: # entire.io/cli/cmd
+    r"|^ERROR task failed\s*$",  # a task runner's summary (mise): what failed is above it
     IGNORECASE,
 )
+#: A task runner's name before each line of its task's output (mise: ``[lint:go] cmd/x.go:3:1: …``).
+_TASK_PREFIX_RE = lazy(r"^\[[a-z][\w:.-]*\] ")
 _EXCEPTION_RES = [
     lazy(r"\*\* \((\w+(?:\.\w+)*)\)\s*(.+)"),  # Elixir: ** (RuntimeError) message
     lazy(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception|Failure))(?::\s*(.+)|$)"),  # Python/JS/Java
@@ -60,6 +63,8 @@ def error_line(text: str) -> str | None:
     lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
     if lines and lines[0].startswith("$ "):
         lines = lines[1:]
+    if any(ln.startswith("[") for ln in lines):
+        lines = [_TASK_PREFIX_RE.sub("", ln, count=1) for ln in lines]
     for patterns in (_EXCEPTION_RES, _TEST_FAIL_RES):
         for line in lines:
             if _GENERIC_RE.search(line):

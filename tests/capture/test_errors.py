@@ -144,3 +144,16 @@ def test_a_line_that_only_shows_something_shows_its_words(command: str) -> None:
     ran = command.replace("| head", "&& go test ./... | head", 1)
     assert tool_event("Bash", {"command": ran}, {"stdout": GO_TEST_FAIL})["error"] is True
     assert tool_event("Bash", {"command": command}, "Error: Exit code 2\nfatal: bad revision")["error"] is True
+
+
+def test_a_task_runners_prefix_and_summary_are_not_the_failure() -> None:
+    # mise prefixes each line of a task's output with its name, which hid the diagnostic from
+    # the patterns anchored at a line's start: a code line with "error" in it was taken instead
+    # (15 of the entire-cli sessions' 304 failed commands had a "[lint…]" label).
+    lint = ("[lint:go] $ golangci-lint run ./...\n[lint:go] cmd/entire/cli/strategy/registry.go:27:1: Get returns interface (ireturn)\n"
+            "[lint:go] func Get(name string) (Strategy, error) {\n[lint:go] ^\n1 issues:\n[lint:go] ERROR task failed\n")
+    assert error_line("Error: Exit code 1\n" + lint) == "registry.go:27:1: Get returns interface (ireturn)"
+    assert error_line("[test] $ go test ./...\n[test] --- FAIL: TestX (0.10s)\n[test] ERROR task failed\n") == "--- FAIL: TestX (0.10s)"
+    assert error_line("Error: Exit code 1\n[lint] ERROR task failed\n") is None  # it says nothing of what failed
+    assert error_line("Pre-commit validation failed:\n\n[FORMAT] Code is not formatted.\n") == \
+        "Pre-commit validation failed: [FORMAT] Code is not formatted."  # a tag of the message stays
