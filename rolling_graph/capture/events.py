@@ -119,7 +119,7 @@ def pending_event(event: ToolResult | Prompt | CompactSummary, event_id: str, at
         from rolling_graph.safety.private import map_strings
 
         pending = _event(event_id, "PostToolUse", at, bounded(scrub(text)), call.name, [scrub(p) for p in call.paths],
-                         is_error or bool(data.get("failed")))
+                         is_error)
         data = map_strings(data, scrub)
         if data:
             pending["data"] = data

@@ -10,7 +10,7 @@ Everything the probe needs is batched in ``gate.pending`` until it runs.
 
 from __future__ import annotations
 
-from rolling_graph.core.filepaths import file_id, find_root, is_harness_path, posix_path, relativize
+from rolling_graph.core.filepaths import file_id, find_root, is_harness_path, local_paths, posix_path, relativize
 from rolling_graph.core.ids import name_id, slugify
 
 TYPE_CHECKING = False
@@ -140,16 +140,12 @@ def _failure_is_news(tool: str | None) -> bool:
 def error_signature(text: str, root: str | None = None) -> str | None:
     """The node id the probe gives this failure (:mod:`rolling_graph.capture.errors`, one
     rule): its first meaningful line, never ``Error: Exit code 1``, digits blurred and the
-    session root's absolute paths made relative (as the probe does). ``None``: no such line.
+    session root's absolute paths made relative (:func:`local_paths`, as the probe's). ``None``: no such line.
     Loaded only for a result that reports a failure."""
     from rolling_graph.capture.errors import error_id, error_line
 
     line = error_line(text)
-    if line is None:
-        return None
-    if root and len(root) > 1:
-        line = line.replace(root.rstrip("/") + "/", "")
-    return error_id(line)
+    return None if line is None else error_id(local_paths(line, root))
 
 
 def enqueue(event: PendingEvent, gate: GateState, reasons: list[str]) -> None:

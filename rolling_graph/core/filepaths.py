@@ -154,3 +154,45 @@ def looks_like_file(token: str) -> bool:
     name = token.rpartition("/")[2]
     stem, dot, ext = name.rpartition(".")
     return bool(dot and stem and ext.lower() in SOURCE_EXTENSIONS)
+
+
+def local_paths(text: str, root: str | None) -> str:
+    """``text`` (a command line, an error line) with the worktree's absolute paths made
+    relative (``/r/wt/feature/tests/x.py`` → ``tests/x.py``, the worktree itself ``.``), so an
+    id made from it is the same in every worktree and clone of the project: the probe's
+    command and error nodes and the gate's id of a failure (one rule)."""
+    root = (root or "").rstrip("/")
+    if not root:
+        return text
+    if len(root) > 3 and root[2] == "/" and root[1].isalpha() and ":" in text:
+        text = _drive_paths_as(root, text)  # a Windows session's (/c/Users/ada/app): as its commands write it too
+    if root not in text:
+        return text
+    out, start = [], 0
+    while (at := text.find(root, start)) >= 0:
+        end = at + len(root)
+        nxt = text[end : end + 1]
+        if nxt == "/":  # a path inside the worktree: relative to it
+            out.append(text[start:at])
+            start = end + 1
+        elif nxt in ("", " ", "'", '"', ":", ";", ")"):  # the worktree itself
+            out.append(text[start:at] + ".")
+            start = end
+        else:  # a longer name that merely starts the same (``/src/app-2``)
+            out.append(text[start:end])
+            start = end
+    return "".join(out) + text[start:]
+
+
+def _drive_paths_as(root: str, text: str) -> str:
+    """``text`` with the Windows forms of the drive path ``root`` (``/c/Users/ada/app``) written
+    as ``root``: ``C:/Users/ada/app/x.go``, and ``C:\\Users\\ada\\app\\x.go`` with its backslashes."""
+    native = root[1].upper() + ":" + root[2:]
+    for variant in (native, root[1] + ":" + root[2:]):
+        text = text.replace(variant, root)
+        back = variant.replace("/", "\\")
+        while (at := text.find(back)) >= 0:
+            end = at + len(back)
+            stop = min((i for i in (text.find(c, end) for c in " \"';&|\n") if i >= 0), default=len(text))
+            text = text[:at] + root + text[end:stop].replace("\\", "/") + text[stop:]
+    return text

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rolling_graph.core.facts import allowed_keys
-from rolling_graph.core.filepaths import file_id, file_label, is_harness_path, posix_path, relativize
+from rolling_graph.core.filepaths import file_id, file_label, is_harness_path, local_paths, posix_path, relativize
 from rolling_graph.core.ids import name_id, slugify
 from rolling_graph.core.model import DECISION_KINDS
 
@@ -51,20 +51,6 @@ def event_seq(event: PendingEvent) -> int | None:
     eid = event["id"]
     digits = eid[1:]
     return int(digits) if eid[:1] in ("e", "a") and digits.isdigit() else None
-
-
-def _drive_paths_as(root: str, text: str) -> str:
-    """``text`` with the Windows forms of the drive path ``root`` (``/c/Users/ada/app``) written
-    as ``root``: ``C:/Users/ada/app/x.go``, and ``C:\\Users\\ada\\app\\x.go`` with its backslashes."""
-    native = root[1].upper() + ":" + root[2:]
-    for variant in (native, root[1] + ":" + root[2:]):
-        text = text.replace(variant, root)
-        back = variant.replace("/", "\\")
-        while (at := text.find(back)) >= 0:
-            end = at + len(back)
-            stop = min((i for i in (text.find(c, end) for c in " \"';&|\n") if i >= 0), default=len(text))
-            text = text[:at] + root + text[end:stop].replace("\\", "/") + text[stop:]
-    return text
 
 
 class Proposal:
@@ -166,27 +152,7 @@ class Proposal:
     def local(self, text: str) -> str:
         """``text`` (a command line, an error line) with the worktree's absolute paths made
         relative, so its node id is the same in every worktree and clone of the project."""
-        root = (self.root or "").rstrip("/")
-        if not root:
-            return text
-        if len(root) > 3 and root[2] == "/" and root[1].isalpha() and ":" in text:
-            text = _drive_paths_as(root, text)  # a Windows session's (/c/Users/ada/app): as its commands write it too
-        if root not in text:
-            return text
-        out, start = [], 0
-        while (at := text.find(root, start)) >= 0:
-            end = at + len(root)
-            nxt = text[end : end + 1]
-            if nxt == "/":  # a path inside the worktree: relative to it
-                out.append(text[start:at])
-                start = end + 1
-            elif nxt in ("", " ", "'", '"', ":", ";", ")"):  # the worktree itself
-                out.append(text[start:at] + ".")
-                start = end
-            else:  # a longer name that merely starts the same (``/src/app-2``)
-                out.append(text[start:end])
-                start = end
-        return "".join(out) + text[start:]
+        return local_paths(text, self.root)
 
     def file(self, path: str) -> str | None:
         """The node of a file (a path as :meth:`path` gives it), its ``path`` fact set."""

@@ -171,3 +171,17 @@ def test_a_failure_the_probe_recorded_is_no_news_and_another_one_is() -> None:
     assert errors == [error_signature(one["text"])]
     assert "error" not in check(same_again, doc["nodes"], cooled(), G), "the graph holds it: no news"
     assert "error" in check(two, doc["nodes"], cooled(), G)
+
+
+def test_a_failure_at_a_path_in_the_worktree_has_the_id_the_probe_gives_it() -> None:
+    # The probe names a failure by its line with the worktree's paths made relative (so every
+    # worktree and clone has one id); the gate asks by the same id (core/filepaths.local_paths).
+    from rolling_graph.capture.errors import error_id, error_line
+    from rolling_graph.core.model import new_document
+    from rolling_graph.probe.proposal import Proposal
+
+    failed = "Error: Exit code 1\nfatal: cannot lock ref in /r/wt/feature: /r/wt/feature/.git/index.lock exists"
+    proposal = Proposal(new_document("s", project="/r/wt/feature"))
+    assert proposal.root == "/r/wt/feature"
+    assert error_signature(failed, "/r/wt/feature") == error_id(proposal.local(error_line(failed) or ""))
+    assert error_signature(failed, "/r/wt/feature") == error_signature(failed.replace("/r/wt/feature", "/r/wt/main"), "/r/wt/main")
