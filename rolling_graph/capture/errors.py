@@ -65,15 +65,13 @@ def error_line(text: str) -> str | None:
         lines = lines[1:]
     if any(ln.startswith("[") for ln in lines):
         lines = [_TASK_PREFIX_RE.sub("", ln, count=1) for ln in lines]
+    meaningful = [ln for ln in lines if not _GENERIC_RE.search(ln)]
     for patterns in (_EXCEPTION_RES, _TEST_FAIL_RES):
-        for line in lines:
-            if _GENERIC_RE.search(line):
-                continue
+        for line in meaningful:
             for pattern in patterns:
                 if pattern.search(line):
                     return _at_file(_clean(line))[:160]
-    rest = [_strip_error(_clean(ln)) for ln in lines if not _GENERIC_RE.search(ln)]
-    rest = [ln for ln in rest if ln]
+    rest = [ln for ln in (_strip_error(_clean(ln)) for ln in meaningful) if ln]
     for i, line in enumerate(rest):
         if _SAYS_FAILED_RE.search(line):
             # "Pre-commit validation failed:" heads the line that says what failed.
