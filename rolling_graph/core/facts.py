@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from rolling_graph.core.model import TASK_STATUSES
+from rolling_graph.core.model import TASK_STATES
 
 if TYPE_CHECKING:
     from rolling_graph.core.types import NodeFacts
@@ -36,7 +36,7 @@ SPEC: dict[str, tuple[str, Any]] = {
     "outcome": ("enum", ("pass", "fail", None)),
     "result": ("str", 120),
     "state": ("enum", ("open", "resolved")),
-    "status": ("enum", TASK_STATUSES),
+    "status": ("enum", TASK_STATES),
     "ref": ("str", 40),
     "from": ("str", 80),
     "seq": ("int", 1_000_000_000),

@@ -85,8 +85,12 @@ VERBS: tuple[Verb, ...] = (
     "decides",
 )
 
-#: A task's status (a task node's ``status`` fact; TodoWrite's and TaskUpdate's words).
+#: A task's status as the task tools say it (TodoWrite's and TaskUpdate's words).
 TASK_STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed")
+#: A task node's ``status`` fact: the tools' words, or ``dropped``: taken off the list
+#: without being completed (a TodoWrite list that no longer holds it, TaskUpdate's
+#: ``deleted``). A dropped task is neither open nor done; no block states it.
+TASK_STATES: tuple[str, ...] = (*TASK_STATUSES, "dropped")
 
 #: Typed confidence: how we came to hold a node. Corrections outrank everything.
 CONFIDENCE: tuple[Confidence, ...] = ("asserted", "inferred", "observed", "correction")

@@ -53,7 +53,7 @@ NodeFacts = TypedDict(
         "result": str,  # ≤ 120 characters
         "state": str,  # error: "open" | "resolved"
         "from": str,  # error: the command family it came from
-        "status": str,  # task: "pending" | "in_progress" | "completed"
+        "status": str,  # task: "pending" | "in_progress" | "completed" | "dropped"
         "ref": str,  # task: tracker id; command: background task id; commit: short sha
         "seq": int,  # any kind: the session's event counter at the last touch
         "first": int,  # any kind: the session's event counter at the first touch (session only)

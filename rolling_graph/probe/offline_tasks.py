@@ -94,17 +94,38 @@ def task_node(p: Proposal, state: FoldState, seq: int | None, *, ref: str | None
         p.edge(state.request, "depends_on", tid, 0.5)
     if status == "in_progress":
         state.task = state.topic = tid
-    elif status == "completed" and state.task == tid:
+    elif status in ("completed", "dropped") and state.task == tid:
         state.task = None
     return tid
 
 
 def fold_todos(p: Proposal, state: FoldState, data: ToolData, seq: int | None) -> None:
+    """A TodoWrite call states the whole list: its items' statuses, and, by leaving them
+    out, that this session's earlier items still open are off it (:func:`drop_unlisted`)."""
+    listed: set[str] = set()
     for content, status in data.get("todos", []):
         nid = "task-" + slugify(content)[:59]
+        listed.add(nid)
         if p.exists(nid) and p.fact(nid, "status") == status:
             continue
         task_node(p, state, seq, key=content, title=content, status=status)
+    if listed:  # an empty list is a call we could not read, not a cleared one
+        drop_unlisted(p, state, listed)
+
+
+def drop_unlisted(p: Proposal, state: FoldState, listed: set[str]) -> None:
+    """Items of this session's earlier TodoWrite lists that are still open and that the new
+    list no longer holds were taken off it without being done (Claude wrote a new plan):
+    ``dropped``, so no block says they are open. Only a task-list item's node (``task-…``
+    without a tracker or TaskCreate ``ref``) made in this session (not pulled from the warm
+    graph: an earlier session's list is not this one's); a completed item stays done."""
+    for nid in p.of_kind("task"):
+        if (nid in listed or not nid.startswith("task-") or p.fact(nid, "ref") or p.get(nid).get("pulled")
+                or p.fact(nid, "status") not in ("pending", "in_progress")):
+            continue
+        p.set(nid, status="dropped")
+        if state.task == nid:
+            state.task = None
 
 
 def fold_task_tools(p: Proposal, state: FoldState, tool: str, data: ToolData, seq: int | None) -> None:
@@ -115,7 +136,8 @@ def fold_task_tools(p: Proposal, state: FoldState, tool: str, data: ToolData, se
             p.set(tid, ref=ref[:40])
         return
     tid = p.find("task", ref=ref) if ref else None
-    status = data.get("status") if data.get("status") in TASK_STATUSES else None
+    status = data.get("status")
+    status = "dropped" if status == "deleted" else status if status in TASK_STATUSES else None
     if tid:
         if subject:
             p.relabel(tid, subject[:120])
@@ -124,6 +146,8 @@ def fold_task_tools(p: Proposal, state: FoldState, tool: str, data: ToolData, se
             p.set(tid, status=status)
             if status == "in_progress":
                 state.task = state.topic = tid
+            elif state.task == tid:
+                state.task = None
         p.by(tid, "assistant", seq)
     elif subject:
         task_node(p, state, seq, key=subject, title=subject, status=status)

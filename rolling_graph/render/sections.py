@@ -146,8 +146,10 @@ def add_requests(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[s
 def add_tasks(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[str]) -> None:
     tasks = []
     for nid in g.by_kind.get("task", []):
-        status = _TASK_STATUS.get(str(facts_of(g.nodes[nid]).get("status")), "pending")
-        tasks.append((status, nid))
+        said = facts_of(g.nodes[nid]).get("status")
+        if said == "dropped":  # off the list, neither open nor done
+            continue
+        tasks.append((_TASK_STATUS.get(str(said), "pending"), nid))
     if not tasks:
         return
     recent = {nid: pos for pos, nid in enumerate(g.recent_first([nid for _, nid in tasks]))}

@@ -394,3 +394,41 @@ def test_a_failing_go_test_run_behind_a_pipe_is_a_failure_and_settles_nothing() 
                    event="PostToolUse", tool="Bash", data={"cmd": cmd}, id="e3")])
     assert doc["nodes"][error]["facts"]["state"] == "resolved"
     assert doc["nodes"]["mise-run-test"]["facts"]["outcome"] == "pass"
+
+
+def todo_write(items: list[tuple[str, str]], id: str) -> dict:
+    return ev("TodoWrite", event="PostToolUse", tool="TodoWrite", data={"todos": [list(i) for i in items]}, id=id)
+
+
+def statuses(doc: dict) -> dict[str, str]:
+    return {n["label"]: n["facts"]["status"] for n in doc["nodes"].values() if n["kind"] == "task"}
+
+
+def test_a_todo_list_that_leaves_open_items_out_takes_them_off_the_list() -> None:
+    # TodoWrite states the whole list: a new plan that leaves out earlier items still open
+    # dropped them (not done); items finished before stay done; what it lists is as it says.
+    doc = new_document("s")
+    apply(doc, [todo_write([("Read the PR", "completed"), ("Run review agents", "in_progress"), ("Write the summary", "pending")], "e1")])
+    apply(doc, [todo_write([("Fix the hash length", "in_progress"), ("Run the tests", "pending")], "e2")])
+    assert statuses(doc) == {"Read the PR": "completed", "Run review agents": "dropped", "Write the summary": "dropped",
+                             "Fix the hash length": "in_progress", "Run the tests": "pending"}
+    # The same item listed again is back on the list.
+    apply(doc, [todo_write([("Fix the hash length", "completed"), ("Write the summary", "pending")], "e3")])
+    assert statuses(doc) == {"Read the PR": "completed", "Run review agents": "dropped", "Write the summary": "pending",
+                             "Fix the hash length": "completed", "Run the tests": "dropped"}
+
+
+def test_a_todo_list_leaves_tracker_tasks_and_earlier_sessions_tasks_alone() -> None:
+    doc = new_document("s")
+    apply(doc, [ev("TaskCreate", event="PostToolUse", tool="TaskCreate", data={"subject": "Port the parser", "ref": "7"}, id="e1")])
+    apply(doc, [todo_write([("Plan the port", "in_progress")], "e2")])
+    doc["nodes"]["task-plan-the-port"]["pulled"] = True  # as if an earlier session's, from the warm graph
+    apply(doc, [todo_write([("Write the port", "pending")], "e3")])
+    assert statuses(doc) == {"Port the parser": "pending", "Plan the port": "in_progress", "Write the port": "pending"}
+
+
+def test_a_deleted_task_is_dropped() -> None:
+    doc = new_document("s")
+    apply(doc, [ev("TaskCreate", event="PostToolUse", tool="TaskCreate", data={"subject": "Port the parser", "ref": "7"}, id="e1")])
+    apply(doc, [ev("TaskUpdate", event="PostToolUse", tool="TaskUpdate", data={"ref": "7", "status": "deleted", "subject": ""}, id="e2")])
+    assert statuses(doc) == {"Port the parser": "dropped"}

@@ -51,6 +51,18 @@ def test_a_new_session_lists_what_the_last_one_left_open_and_counts_what_it_fini
     assert "Tasks (all done): [done] " in restore_block(doc, R, "resume")[0]
 
 
+def test_a_task_taken_off_the_list_is_neither_open_nor_done() -> None:
+    # (a TodoWrite list that no longer holds it, TaskUpdate's "deleted": probe/offline_tasks.py)
+    doc = billing_session()
+    before = lines(restore_block(doc, R, "compact")[0])[line_with(restore_block(doc, R, "compact")[0], "Open tasks")]
+    node(doc, "task-old-plan", "rewrite the webhook handler", "task", status="dropped", seq=70)
+    for source in ("compact", "startup"):
+        text, shown = restore_block(doc, R, source)
+        assert "rewrite the webhook handler" not in text and "task-old-plan" not in shown
+    text, _ = restore_block(doc, R, "compact")
+    assert lines(text)[line_with(text, "Open tasks")] == before
+
+
 def test_a_superseded_decision_is_shown_only_as_superseded() -> None:
     text, _ = restore_block(billing_session(fillers=50), R, "compact")
     decision = lines(text)[line_with(text, "apply_plan_change` (not in the webhook)")]
