@@ -71,7 +71,7 @@ def _paths_in(p: Proposal, part: str, cwd: str | None) -> list[str]:
 
 def error_node(p: Proposal, output: str, family: str, blocked: str | None, seq: int | None) -> str | None:
     line = error_line(output)
-    if not line:
+    if not line or out.cd_failed(line):  # a `cd` that failed: what came after it never ran
         return None
     line = p.local(line)
     eid = p.node(line[:110], "technical", "error", nid=error_id(line))
@@ -81,20 +81,93 @@ def error_node(p: Proposal, output: str, family: str, blocked: str | None, seq: 
     return eid
 
 
-def resolve(p: Proposal, family: str, command: str | None, whole: bool) -> None:
+def resolve(p: Proposal, family: str, command: str | None, whole: bool, ran: tuple[str, str, str | None] | None = None) -> None:
     """A passing run resolves the errors that blocked it; a whole-suite run (no file
-    arguments) every open error of its family."""
+    arguments) every open error of its family; and, whatever their family, the failing
+    tests it ran by name and the compile errors of the code it compiled (``ran``: the run's
+    kind, its command and the directory it ran in, :func:`settled_by`)."""
     for eid in p.of_kind("error"):
         if p.fact(eid, "state") != "open":
             continue
         blocked = command is not None and (f"{eid}|blocks|{command}" in p.edges or f"{eid}|blocks|{command}" in p.edge_keys)
-        if blocked or (whole and p.fact(eid, "from") == family):
+        family_run = whole and p.fact(eid, "from") == family and (ran is None or _covers_runs_of(p, eid, ran[1], ran[2]))
+        if blocked or family_run or (ran is not None and settled_by(p, eid, ran[0], family, ran[1], ran[2])):
             p.set(eid, state="resolved")
 
 
+def run_packages(p: Proposal, part: str, cwd: str | None) -> list[str] | None:
+    """The packages a ``go`` command ran over, from the project's root
+    (:func:`rolling_graph.probe.tool_output.go_packages` taken from ``cwd``); ``None`` for
+    any other command (a task runner's: the whole project)."""
+    patterns = out.go_packages(part)
+    here = relativize(cwd, p.root) if cwd else "."
+    if patterns is not None and here not in (".", "") and not here.startswith(("/", "~", "..")):
+        patterns = [f"{here}/{pattern}" if pattern != "..." else f"{here}/..." for pattern in patterns] or [here]
+    return patterns
+
+
+def _failed_runs(p: Proposal, eid: str) -> list[str]:
+    """The commands (as their nodes show them) whose failing runs reported ``eid``."""
+    prefix = f"{eid}|blocks|"
+    failed = dict.fromkeys(key[len(prefix):] for key in (*p.edges, *p.edge_keys) if key.startswith(prefix))
+    return [p.label_of(cid) for cid in failed if p.kind_of(cid) == "command"]
+
+
+def _covers_runs_of(p: Proposal, eid: str, part: str, cwd: str | None) -> bool:
+    """Does a passing run of ``part`` cover the packages of the runs that failed with
+    ``eid``? ``go test ./paths`` passing says nothing of ``go test ./session``'s failure; a
+    run of the whole module, or of no ``go`` packages at all (``mise run test``), covers all."""
+    patterns = run_packages(p, part, cwd)
+    if patterns is None or "..." in patterns:
+        return True
+    runs = _failed_runs(p, eid)
+    if not runs:
+        return False
+    for run in runs:
+        theirs = out.go_packages(run)
+        if theirs is None or run.endswith("…") or not theirs:
+            return False  # not a go command's, cut short, or the directory it ran in: not known
+        if not all(out.patterns_cover(patterns, pattern) for pattern in theirs):
+            return False
+    return True
+
+
+def settled_by(p: Proposal, eid: str, kind: str, family: str, part: str, cwd: str | None = None) -> bool:
+    """Does a passing run of ``part`` (a test or check of ``family``) settle the open error
+    ``eid`` of another family? A failing test it ran by name (``go test -run 'TestResume_'``
+    after ``--- FAIL: TestResume_SessionLogAlreadyExists`` of ``mise run test:integration``);
+    a Go compile error in code it compiled (``go vet ./cmd/x/...`` after ``go build``'s
+    ``x.go:42:26: undefined: defaultAgent``; ``mise run test`` after ``go test ./session``'s
+    ``"context" imported and not used``): code that compiles has no compile error. A ``go``
+    command's packages are taken from ``cwd`` (its directory when not the project's root)."""
+    label = p.label_of(eid)
+    test = out.failed_test(label)
+    if test:
+        return kind == "test" and out.selects_test(part, test)
+    where = out.go_compile_error(label)
+    compiled = out.compiles_go(kind, family) if where else None
+    if not where or not compiled:
+        return False
+    if where[0] == "file" and where[1].endswith("_test.go") and compiled != "tests":
+        return False  # `go build` compiles no test file
+    variant = out.build_variant(part)
+    if any(out.build_variant(run) not in ("", variant) for run in _failed_runs(p, eid)):
+        return False  # the failing run compiled tagged files (`-tags=e2e`, `test:integration`) this one may not
+    directory = None
+    if where[0] == "file":
+        if "/" in where[1]:
+            directory = where[1].rpartition("/")[0]
+        else:
+            known = p.files_ending("/" + where[1])
+            paths = {str(p.fact(fid, "path") or p.label_of(fid)) for fid in known}
+            directory = paths.pop().rpartition("/")[0] if len(paths) == 1 else None
+    return out.package_covers(run_packages(p, part, cwd), where, directory) or _covers_runs_of(p, eid, part, cwd)
+
+
 def settle(p: Proposal, cid: str, kind: str, family: str, output: str, failed: bool, seq: int | None, state: FoldState,
-           masked: bool = True) -> None:
-    """Record a finished run's outcome on its command node; open or resolve errors."""
+           masked: bool = True, part: str | None = None, cwd: str | None = None) -> None:
+    """Record a finished run's outcome on its command node; open or resolve errors.
+    ``part``: the command as run (its node's label may be cut short), in ``cwd``."""
     outcome, short = out.outcome(kind, output, failed, masked)
     prev, prev_outcome = p.fact(cid, "result"), p.fact(cid, "outcome")
     if prev and prev_outcome and prev_outcome != outcome:
@@ -105,9 +178,14 @@ def settle(p: Proposal, cid: str, kind: str, family: str, output: str, failed: b
     p.by(cid, "tool", seq)
     if outcome == "fail":
         error_node(p, output, family, cid, seq)
+        if kind == "test" and part and out.compiles_go(kind, family) and out.compiled_and_ran(output):
+            # Its tests ran: the packages it was given compiled, whatever failed in them.
+            for eid in p.of_kind("error"):
+                if p.fact(eid, "state") == "open" and out.go_compile_error(p.label_of(eid)) and settled_by(p, eid, kind, family, part, cwd):
+                    p.set(eid, state="resolved")
         return
     whole = kind == "check" or not _paths_in(p, p.label_of(cid), None)
-    resolve(p, family, cid, whole=whole)
+    resolve(p, family, cid, whole=whole, ran=(kind, part or p.label_of(cid), cwd))
     if whole and kind == "test":  # the whole suite passed: so do the narrower runs that failed before
         for other in p.of_kind("command"):
             if other != cid and p.fact(other, "outcome") == "fail" and (out.classify(p.label_of(other)) or ("", ""))[1] == family:
@@ -137,7 +215,7 @@ def _run(p: Proposal, event: PendingEvent, state: FoldState, part: str, kind: st
         p.by(cid, "tool", seq)
         return
     masked = not data or exit_may_hide_failure(data.get("cmd", ""))  # `cmd | tail` exits as tail does
-    settle(p, cid, kind, family, output, data.get("failed", False) if data else event["error"], seq, state, masked)
+    settle(p, cid, kind, family, output, data.get("failed", False) if data else event["error"], seq, state, masked, label, event.get("cwd"))
 
 
 def background_done(p: Proposal, ref: str, output: str, failed: bool, seq: int | None, state: FoldState, *, final: bool) -> None:

@@ -141,6 +141,162 @@ def family_of(command: str) -> str:
     return " ".join(words[:2])[:80]
 
 
+# -- what a passing run settles besides its own family's errors --------------------------------
+#: What Go's compiler says of code it cannot build (a linter names itself at the end of a
+#: line, ``… (errcheck)``: a finding of style, which only the linter's next run settles).
+_GO_COMPILER_SAYS = ("undefined: ", "imported and not used", "declared and not used", "cannot use ", "assignment mismatch",
+                     "not enough arguments", "too many arguments", "has no field or method", "missing return", "syntax error",
+                     "redeclared in this block", "mismatched types", "invalid operation", "no new variables", "cannot assign",
+                     "is not a type", "undeclared name", "cannot convert", "does not implement", "unknown field",
+                     "too many return values", "not enough return values", "could not import", "no required module")
+_GO_DIAGNOSTIC_RE = re.compile(r"^(?P<file>[\w./-]+\.go):\d+:\d+: (?P<says>.+)")
+_GO_PACKAGE_FAILED_RE = re.compile(r"^FAIL\s+(?P<package>\S+)\s+\[(?:build|setup) failed\]")
+_FAILED_TEST_RE = re.compile(r"^(?:--- FAIL: (?P<go>[\w/.-]+)|FAILED \S+?::(?P<py>\w+))")
+_RUN_FLAG_RE = re.compile(r"(?:^|\s)-(?:test\.)?run(?:=|\s+)(?P<pattern>\"[^\"]*\"|'[^']*'|\S+)")
+#: Go's own commands that compile the packages they are given (all but ``go build`` their
+#: tests too), and a task runner's test, check and build tasks (which run those).
+_GO_COMPILERS = {"go build": "code", "go vet": "tests", "go test": "tests", "golangci-lint run": "tests", "staticcheck": "tests"}
+_RUNNER_TASK_RE = re.compile(r"^(?:mise\s+run|just|task)\s+(?P<task>\S+)")
+
+
+def go_compile_error(label: str) -> tuple[str, str] | None:
+    """Where Go's compiler failed, by an error's line: ``("file", "session_test.go")`` (its
+    path as the line gives it) or ``("package", "./session")`` (``FAIL ./session [setup
+    failed]``); ``None`` for any other error (a failing test, a linter's finding)."""
+    m = _GO_DIAGNOSTIC_RE.match(label)
+    if m and any(words in m.group("says") for words in _GO_COMPILER_SAYS):
+        return "file", m.group("file")
+    m = _GO_PACKAGE_FAILED_RE.match(label)
+    return ("package", m.group("package")) if m else None
+
+
+def compiles_go(kind: str, family: str) -> str | None:
+    """What a passing run of ``family`` compiled: ``"tests"`` (the packages and their tests),
+    ``"code"`` (``go build``: not the ``_test.go`` files) or ``None`` (it compiles no Go)."""
+    if family in _GO_COMPILERS:
+        return _GO_COMPILERS[family]
+    m = _RUNNER_TASK_RE.match(family)
+    if m and kind in ("test", "check"):
+        return "code" if m.group("task").startswith("build") else "tests"
+    return None
+
+
+_TAGS_RE = re.compile(r"(?:^|\s)['\"]?--?(?:build-)?tags(?:=|\s+)['\"]?(?P<tags>[\w,.: -]+?)['\"]?(?=\s|$)")
+
+
+def build_variant(command: str) -> str:
+    """Which files a run compiles beyond the untagged ones: a ``go`` command's build tags
+    (``-tags=integration,e2e`` → ``e2e,integration``), a task runner's sub-task
+    (``mise run test:integration`` → ``integration``); ``""`` for none."""
+    m = _TAGS_RE.search(command)
+    if m:
+        return ",".join(sorted(t for t in re.split(r"[,\s]+", m.group("tags")) if t))
+    m = _RUNNER_TASK_RE.match(command)
+    return m.group("task").partition(":")[2] if m else ""
+
+
+def go_packages(part: str) -> list[str] | None:
+    """The package patterns a ``go`` command names, relative and without ``./``
+    (``cmd/x/...``, ``session``; ``...`` for the whole module); ``[]`` when it names none
+    (the current directory's package); ``None`` for any other command (a task runner's task,
+    ``golangci-lint``: taken for the whole module)."""
+    words = part.split()
+    if not words or words[0] != "go":
+        return None
+    found = []
+    skip_next = False
+    for word in words[2:]:
+        if skip_next:
+            skip_next = False
+            continue
+        if word.startswith("-"):
+            skip_next = "=" not in word and word.lstrip("-") in ("run", "tags", "timeout", "count", "p", "o", "skip", "bench", "coverprofile")
+            continue
+        if word in ("...", "./...") or word.startswith(("./", "../")) or "/" in word:
+            found.append(word.removeprefix("./").strip("/") if word != "./..." else "...")
+    return found
+
+
+def package_covers(patterns: list[str] | None, where: tuple[str, str], directory: str | None) -> bool:
+    """Does a run over ``patterns`` (:func:`go_packages`) compile the code of a compile error
+    at ``where`` (:func:`go_compile_error`)? ``directory``: the error's file's directory in
+    the project when known (``None``: not known; only the whole module covers it)."""
+    if patterns is None or "..." in patterns:
+        return True
+    kind, ref = where
+    for pattern in patterns:
+        base, recursive = (pattern[:-4], True) if pattern.endswith("/...") else (pattern, False)
+        if kind == "package" and "." in ref.split("/", 1)[0].strip("."):  # an import path: its module's prefix is not known
+            if ref.endswith("/" + base) or (recursive and f"/{base}/" in ref):
+                return True
+        elif kind == "package":
+            package = ref.removeprefix("./").strip("/")
+            if package == base or (recursive and package.startswith(base + "/")):
+                return True
+        elif directory is not None and (directory == base or (recursive and directory.startswith(base + "/"))):
+            return True
+    return False
+
+
+def patterns_cover(patterns: list[str], other: str) -> bool:
+    """Do the package patterns of one run (:func:`go_packages`) take in all of another's
+    pattern ``other``? ``cmd/...`` takes in ``cmd/x`` and ``cmd/x/...``; ``cmd/x`` only itself."""
+    if "..." in patterns:
+        return True
+    if other == "...":
+        return False
+    base, recursive = (other[:-4], True) if other.endswith("/...") else (other, False)
+    for pattern in patterns:
+        if pattern.endswith("/..."):
+            if base == pattern[:-4] or base.startswith(pattern[:-3]):
+                return True
+        elif not recursive and base == pattern:
+            return True
+    return False
+
+
+_RAN_TESTS_RE = re.compile(r"^(?:--- (?:FAIL|PASS): |=== RUN |ok\s+\S+\s)", re.MULTILINE)
+_COMPILE_FAILED_RE = re.compile(r"\[(?:build|setup) failed\]|^\S+\.go:\d+:\d+: ", re.MULTILINE)
+
+
+def compiled_and_ran(output: str) -> bool:
+    """Did a failing ``go test`` run get as far as its tests, with nothing failing to
+    compile (``--- FAIL: TestX`` and no ``[build failed]``, no compiler's line)? Then every
+    package it was given compiled."""
+    return _RAN_TESTS_RE.search(output) is not None and _COMPILE_FAILED_RE.search(output) is None
+
+
+#: A shell's ``cd`` that failed (zsh's ``(eval):cd:1: no such file or directory: x``, bash's
+#: ``bash: line 1: cd: x: No such file or directory``): the command after it never ran.
+_CD_FAILED_RE = re.compile(r"^(?:\(eval\)|\S*sh)?:?\s*(?:line \d+: )?cd:(?:\d+:)?\s")
+
+
+def cd_failed(line: str) -> bool:
+    """Is an error's line a failed ``cd`` (no failure of the work: nothing ran)?"""
+    return _CD_FAILED_RE.match(line) is not None
+
+
+def failed_test(label: str) -> str | None:
+    """The test an error's line says failed: Go's ``--- FAIL: TestX (0.4s)``, pytest's
+    ``FAILED tests/t.py::test_x - …``."""
+    m = _FAILED_TEST_RE.match(label)
+    return (m.group("go") or m.group("py")) if m else None
+
+
+def selects_test(part: str, test: str) -> bool:
+    """Does a test command run ``test`` by name: Go's ``-run`` pattern matches it (its
+    first level against the test's, as ``go test`` does), or the command names it
+    (``pytest tests/t.py::test_x``)?"""
+    m = _RUN_FLAG_RE.search(part)
+    if m:
+        pattern = m.group("pattern").strip("\"'").split("/")[0]
+        try:
+            return re.search(pattern, test.split("/")[0]) is not None
+        except re.error:
+            return False
+    return re.search(rf"(?<![\w]){re.escape(test)}(?![\w])", part) is not None
+
+
 # -- outcomes ---------------------------------------------------------------------------------
 _COUNT_PATTERNS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(\d+) tests?, (\d+) failures?"), "mix"),  # ExUnit: "410 tests, 0 failures"

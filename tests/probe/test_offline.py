@@ -432,3 +432,105 @@ def test_a_deleted_task_is_dropped() -> None:
     apply(doc, [ev("TaskCreate", event="PostToolUse", tool="TaskCreate", data={"subject": "Port the parser", "ref": "7"}, id="e1")])
     apply(doc, [ev("TaskUpdate", event="PostToolUse", tool="TaskUpdate", data={"ref": "7", "status": "deleted", "subject": ""}, id="e2")])
     assert statuses(doc) == {"Port the parser": "dropped"}
+
+
+def bash(cmd: str, output: str, id: str, failed: bool = False, **kw) -> dict:
+    return ev(f"$ {cmd}\n{output}", event="PostToolUse", tool="Bash", error=failed, data={"cmd": cmd, "failed": failed}, id=id, **kw)
+
+
+def error_states(doc: dict) -> dict[str, str]:
+    return {n["label"]: n["facts"]["state"] for n in doc["nodes"].values() if n["kind"] == "error"}
+
+
+def test_code_that_compiles_again_has_no_compile_error_whichever_command_compiled_it() -> None:
+    # (the entire-cli sessions: a block said "Open problems: rewind.go:579:13: undefined: agent"
+    # after `mise run lint` and `mise run test` had passed)
+    doc = apply(new_document("s"), [
+        ev("Edit cmd/entire/cli/rewind.go", event="PostToolUse", tool="Edit", paths=["cmd/entire/cli/rewind.go"], id="e1"),
+        bash("go build ./...", "# entire.io/cli/cmd/entire/cli\ncmd/entire/cli/rewind.go:579:13: undefined: agent", "e2", failed=True),
+        bash("go test -run TestX ./session", "FAIL ./session [setup failed]\nsession_test.go:4:2: \"context\" imported and not used",
+             "e3", failed=True),
+    ])
+    assert set(error_states(doc).values()) == {"open"} and len(error_states(doc)) == 2
+    # A passing run elsewhere compiles neither: `go test ./paths` builds another package.
+    apply(doc, [bash("go test ./paths", "ok  \tentire.io/cli/paths\t0.2s", "e4")])
+    assert set(error_states(doc).values()) == {"open"}
+    # `go build` compiles the package's code, not its tests; the task runner's tests compile both.
+    apply(doc, [bash("go build ./cmd/...", "", "e5")])
+    assert error_states(doc)["rewind.go:579:13: undefined: agent"] == "resolved"
+    assert error_states(doc)['session_test.go:4:2: "context" imported and not used'] == "open"
+    apply(doc, [bash("mise run test", "ok  \tentire.io/cli/session\t0.4s", "e6")])
+    assert set(error_states(doc).values()) == {"resolved"}
+
+
+def test_a_linters_finding_is_settled_by_the_linter_not_by_a_build() -> None:
+    doc = apply(new_document("s"), [
+        bash("mise run lint", "resume.go:406:4: error is not nil (line 400) but it returns nil (nilerr)", "e1", failed=True),
+        bash("go build ./...", "", "e2"),
+        bash("mise run test", "ok  \tentire.io/cli\t1.0s", "e3"),
+    ])
+    assert set(error_states(doc).values()) == {"open"}
+    apply(doc, [bash("mise run lint", "0 issues.", "e4")])
+    assert set(error_states(doc).values()) == {"resolved"}
+
+
+def test_a_failing_test_run_again_by_name_and_passing_is_settled() -> None:
+    doc = apply(new_document("s"), [
+        bash("mise run test:integration", "--- FAIL: TestResume_SessionLogAlreadyExists (0.46s)\nFAIL", "e1", failed=True),
+        bash('go test -tags=integration -v -run "TestShadow" ./cmd/entire/cli/integration_test/...', "ok", "e2"),
+    ])
+    assert set(error_states(doc).values()) == {"open"}, "another test's run settles nothing"
+    apply(doc, [bash('go test -tags=integration -v -run "TestResume_" ./cmd/entire/cli/integration_test/...', "ok", "e3")])
+    assert set(error_states(doc).values()) == {"resolved"}
+
+
+def test_a_go_command_in_a_subdirectory_compiles_only_that_directorys_packages() -> None:
+    doc = apply(new_document("s"), [
+        ev("Edit cmd/entire/cli/rewind.go", event="PostToolUse", tool="Edit", paths=["cmd/entire/cli/rewind.go"], id="e1"),
+        bash("go build ./...", "cmd/entire/cli/rewind.go:579:13: undefined: agent", "e2", failed=True),
+        bash("go vet ./...", "", "e3", cwd="session"),
+    ])
+    assert set(error_states(doc).values()) == {"open"}
+    apply(doc, [bash("go vet ./...", "", "e4", cwd="cmd/entire")])
+    assert set(error_states(doc).values()) == {"resolved"}
+
+
+def test_a_passing_go_test_of_other_packages_does_not_settle_a_failing_one() -> None:
+    doc = apply(new_document("s"), [
+        bash("go test ./session", "--- FAIL: TestSessionID (0.01s)\nFAIL\tentire.io/cli/session\t0.2s", "e1", failed=True),
+        bash("go test ./paths", "ok  \tentire.io/cli/paths\t0.2s", "e2"),
+    ])
+    assert set(error_states(doc).values()) == {"open"}
+    apply(doc, [bash("go test ./...", "ok  \tentire.io/cli/session\t0.3s", "e3")])
+    assert set(error_states(doc).values()) == {"resolved"}
+
+
+def test_a_compile_error_of_tagged_files_is_settled_only_by_a_run_that_compiles_them() -> None:
+    doc = apply(new_document("s"), [
+        ev("Edit", event="PostToolUse", tool="Edit", paths=["cmd/cli/integration_test/testenv.go"], id="e1"),
+        ev("Edit", event="PostToolUse", tool="Edit", paths=["cmd/cli/e2e_test/testenv.go"], id="e2"),
+        bash("go build -tags=e2e ./cmd/cli/e2e_test/...", "cmd/cli/e2e_test/testenv.go:42:26: undefined: defaultAgent", "e3", failed=True),
+        bash("mise run test", "ok  \tentire.io/cli\t1.0s", "e4"),
+        bash("go vet -tags=integration ./cmd/cli/...", "", "e5"),
+    ])
+    assert set(error_states(doc).values()) == {"open"}, "neither run compiled the e2e files"
+    # The label names the file alone (two testenv.go): the passing run covers the failing run's packages.
+    apply(doc, [bash("go vet -tags=e2e ./cmd/cli/e2e_test/...", "", "e6")])
+    assert set(error_states(doc).values()) == {"resolved"}
+
+
+def test_a_failing_test_run_that_ran_its_tests_compiled_its_packages() -> None:
+    doc = apply(new_document("s"), [
+        bash("go test ./cmd/cli/integration_test/...", "FAIL ./cmd/cli/integration_test [setup failed]", "e1", failed=True),
+    ])
+    assert list(error_states(doc).values()) == ["open"]
+    apply(doc, [bash("go test -run TestOverlap ./cmd/cli/integration_test/...",
+                     "=== RUN   TestOverlap\n--- FAIL: TestOverlap (0.28s)\nFAIL\tentire.io/cli/cmd/cli/integration_test\t0.4s", "e2", failed=True)])
+    assert error_states(doc) == {"FAIL ./cmd/cli/integration_test [setup failed]": "resolved", "--- FAIL: TestOverlap (0.28s)": "open"}
+
+
+def test_a_cd_that_failed_is_no_problem_of_the_work() -> None:
+    doc = apply(new_document("s"), [
+        bash("cd cmd/cli/integration_test && go test ./...", "(eval):cd:1: no such file or directory: cmd/cli/integration_test", "e1", failed=True),
+    ])
+    assert error_states(doc) == {}
