@@ -25,7 +25,9 @@ _PATH_RE = lazy(r"(?<![\w/.\\-])(?:[A-Za-z]:|\.)\\(?:[\w.@-]+\\)*[\w@-][\w.@-]*\
 _CODE_RE = lazy(r"`([^`\n]{2,60})`")
 _CAMEL_RE = lazy(r"\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[a-z]+(?:[A-Z][a-z0-9]+)+\b")
 _SNAKE_RE = lazy(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
-_CAPS_RE = lazy(r"\b[A-Z][a-zA-Z0-9+#.]*[a-zA-Z0-9+#](?:\s+[A-Z][a-zA-Z0-9+#]+)*\b")
+#: Capitalised words, runs of them ("Harbor Beta") and hyphenated ones ("Auto-Commit",
+#: "Pre-commit": one name, not two).
+_CAPS_RE = lazy(r"\b[A-Z][a-zA-Z0-9+#.]*[a-zA-Z0-9+#](?:-[A-Za-z][a-zA-Z0-9+#]*)*(?:\s+[A-Z][a-zA-Z0-9+#]+(?:-[A-Za-z][a-zA-Z0-9+#]*)*)*\b")
 _WORD_RE = lazy(r"[a-z0-9][a-z0-9+#.-]*")
 _TECH_WORD_RE = lazy(r"(?<![\w/.-])[A-Za-z0-9][A-Za-z0-9+#]*(?![\w/-])")
 _SENTENCE_RE = lazy(r"(?<=[.!?;])\s+|\n+")

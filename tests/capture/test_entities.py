@@ -41,6 +41,13 @@ def test_shouted_stop_words_and_headings_are_no_names() -> None:
     assert not labels & {"DO NOT", "IMPORTANT", "Rules"}
 
 
+def test_a_hyphenated_name_is_one_name() -> None:
+    # ("let's set StepsCount to 1 then for Auto-Commit": a decision that decided "Auto" and "Commit")
+    labels = {label for label, _ in names_in("Let's set StepsCount to 1 for Auto-Commit, and keep the Pre-commit hook.")}
+    assert {"Auto-Commit", "Pre-commit", "StepsCount"} <= labels
+    assert not labels & {"Auto", "Commit", "Pre"}
+
+
 def test_negations_name_what_is_turned_away_from() -> None:
     assert negated_terms("Keep SQLite out entirely") == ["SQLite"]
     assert "Memcached" in negated_terms("Use Redis rather than Memcached")
