@@ -295,11 +295,15 @@ def plugin_name(plugin_dir: Path = PLUGIN_DIR) -> str:
     return str(json.loads((plugin_dir / ".claude-plugin" / "plugin.json").read_text())["name"])
 
 
-def write_noop_plugin(target: Path, *, like: Path = PLUGIN_DIR, python: str = sys.executable) -> Path:
+def write_noop_plugin(target: Path, *, like: Path = PLUGIN_DIR, python: str = sys.executable, keep_async: bool = False) -> Path:
     """A plugin with the same hook wiring (events, matchers, timeouts) whose every hook is
     ``<python> -c pass`` (default: this interpreter), every one synchronous: the floor a Python
     hook plugin costs. (An ``"async": true`` of ours is dropped: the floor stays the plugin that
-    Claude Code waits for on every event, the one issue 37 measured against.)"""
+    Claude Code waits for on every event, the one issue 37 measured against.) ``keep_async``:
+    the hooks ours runs in the background run so here too — the same wiring doing nothing,
+    which is what our hooks' own work is measured against (docs/measurements.md, eighteenth
+    pass: with a model that answers at once, the client's handling of background hooks costs a
+    session as much as a no-op's synchronous hooks save it)."""
     (target / ".claude-plugin").mkdir(parents=True)
     (target / "hooks").mkdir()
     manifest = {"name": "rolling-graph-noop", "version": "0.0.0", "description": "No-op hooks for timing"}
@@ -309,7 +313,8 @@ def write_noop_plugin(target: Path, *, like: Path = PLUGIN_DIR, python: str = sy
         for group in matchers:
             for hook in group["hooks"]:
                 hook.pop("args", None)
-                hook.pop("async", None)
+                if not keep_async:
+                    hook.pop("async", None)
                 hook["command"] = f"{python} -c pass"
     (target / "hooks" / "hooks.json").write_text(json.dumps({"hooks": groups}, indent=2))
     return target

@@ -58,7 +58,8 @@ DECISION_PROMPT = "We decided to use PostgreSQL instead of SQLite for the warm s
 DECISION_WORD = "PostgreSQL"
 SNAPSHOT_WAIT_S = 20.0
 PROBE_WAIT_S = 20.0
-TIMING_REPEATS = 4
+#: Sessions per plugin in the timing test, interleaved; the best of each is compared.
+TIMING_REPEATS = 6
 UNREACHABLE_DSN = "postgresql:///rolling_graph?host=/nonexistent-rolling-graph-e2e"
 
 
@@ -403,8 +404,14 @@ def timed_session(root: Path, plugin_dir: Path, tools: int, dsn: str) -> float:
     return run.elapsed_s
 
 
-def test_plugin_costs_at_most_thirty_percent_over_noop_python_hooks(tmp_path: Path, warm_dsn: str) -> None:
-    noop = write_noop_plugin(tmp_path / "noop-plugin")
+def test_plugin_costs_at_most_fifteen_percent_over_noop_python_hooks_wired_alike(tmp_path: Path, warm_dsn: str) -> None:
+    # Against no-op hooks wired as ours are (PostToolUse, PostToolUseFailure and SessionEnd in the
+    # background): what our hooks' work costs. With the stand-in model answering at once, the
+    # client's handling of background hooks alone makes a session of no-op hooks 1.27x one whose
+    # no-op hooks are all waited for (docs/measurements.md, eighteenth pass), which put the old
+    # comparison at 1.20-1.34 run to run, most of it not ours; with a real model those hooks run
+    # while it thinks.
+    noop = write_noop_plugin(tmp_path / "noop-plugin", keep_async=True)
     times: dict[str, list[float]] = {"noop": [], "ours": []}
     for attempt in range(TIMING_REPEATS):  # interleaved, best of each: background noise hits both sides
         for name, plugin in (("noop", noop), ("ours", PLUGIN_DIR)):
@@ -413,7 +420,7 @@ def test_plugin_costs_at_most_thirty_percent_over_noop_python_hooks(tmp_path: Pa
     noop_s, ours_s = min(times["noop"]), min(times["ours"])
     ratio = ours_s / noop_s
     print(f"20-tool session: no-op python hooks {times['noop']}, rolling graph {times['ours']}, best ratio {ratio:.2f}")
-    assert ratio <= 1.3, f"plugin {ours_s:.2f}s vs no-op {noop_s:.2f}s: ratio {ratio:.2f} > 1.3"
+    assert ratio <= 1.15, f"plugin {ours_s:.2f}s vs no-op {noop_s:.2f}s: ratio {ratio:.2f} > 1.15"
 
 
 def test_rgraph_show_in_a_terminal_sees_the_sessions_the_hooks_wrote(scenario: Scenario) -> None:
