@@ -123,6 +123,8 @@ def pending_event(event: ToolResult | Prompt | CompactSummary, event_id: str, at
         data = map_strings(data, scrub)
         if data:
             pending["data"] = data
+        if event.subagent:
+            pending["subagent"] = True
     elif isinstance(event, CompactSummary):  # once per compaction, read by the probe: paths found there
         # The same redaction, cue-gated (rolling_graph.safety.cues): a summary with no
         # cue of a secret costs SessionStart no ``re`` (~5 ms of a 12 ms interpreter).

@@ -79,12 +79,15 @@ class CompactSummary(Payload):
 
 class ToolResult(Payload):
     """PostToolUse, and PostToolUseFailure (a failed call: ``error`` instead of a
-    ``tool_response``; the same tool event to us, its result being that error)."""
+    ``tool_response``; the same tool event to us, its result being that error).
+    ``subagent``: a subagent called the tool (Claude Code's ``agent_id``, absent for the
+    main thread)."""
 
-    __slots__ = ("call",)
+    __slots__ = ("call", "subagent")
 
     def __init__(self, event: str, raw: dict[str, Any]) -> None:
         super().__init__(event, raw)
+        self.subagent = bool(_str(raw.get("agent_id")))
         response = raw.get("tool_response")
         if event == "PostToolUseFailure":
             response = "Error: " + as_text(raw.get("error") or "tool call failed", TEXT_MAX)

@@ -280,6 +280,7 @@ def normalize_event(raw: Mapping[str, object]) -> PendingEvent:
         value = raw.get(key)
         if isinstance(value, str):
             event[key] = value
-    if raw.get("paths_from_text") is True:
-        event["paths_from_text"] = True
+    for flag in ("paths_from_text", "subagent"):
+        if raw.get(flag) is True:
+            event[flag] = True
     return event

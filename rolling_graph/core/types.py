@@ -178,6 +178,7 @@ class PendingEvent(TypedDict):
     error: bool
     reasons: list[str]  # why the gate fired on it (empty: it did not)
     paths_from_text: NotRequired[bool]  # a compaction summary: paths are found by the probe
+    subagent: NotRequired[bool]  # a tool a subagent called (the payload's agent_id)
     data: NotRequired[ToolData]  # a tool's structured fields
     cwd: NotRequired[str]  # the payload's cwd (relative to the session root once settled)
     transcript: NotRequired[str]  # the payload's transcript path (moved to the gate state)

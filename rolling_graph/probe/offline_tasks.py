@@ -99,9 +99,10 @@ def task_node(p: Proposal, state: FoldState, seq: int | None, *, ref: str | None
     return tid
 
 
-def fold_todos(p: Proposal, state: FoldState, data: ToolData, seq: int | None) -> None:
+def fold_todos(p: Proposal, state: FoldState, data: ToolData, seq: int | None, *, subagent: bool = False) -> None:
     """A TodoWrite call states the whole list: its items' statuses, and, by leaving them
-    out, that this session's earlier items still open are off it (:func:`drop_unlisted`)."""
+    out, that this session's earlier items still open are off it (:func:`drop_unlisted`).
+    A subagent's list is its own: it adds its items and takes none of the session's off."""
     listed: set[str] = set()
     for content, status in data.get("todos", []):
         nid = "task-" + slugify(content)[:59]
@@ -109,7 +110,7 @@ def fold_todos(p: Proposal, state: FoldState, data: ToolData, seq: int | None) -
         if p.exists(nid) and p.fact(nid, "status") == status:
             continue
         task_node(p, state, seq, key=content, title=content, status=status)
-    if listed:  # an empty list is a call we could not read, not a cleared one
+    if listed and not subagent:  # an empty list is a call we could not read, not a cleared one
         drop_unlisted(p, state, listed)
 
 

@@ -175,7 +175,7 @@ def fold_tool(p: Proposal, event: PendingEvent, state: FoldState) -> None:
     elif tool == "Bash":
         commands.fold_bash(p, event, state, seq)
     elif tool == "TodoWrite":
-        tasks.fold_todos(p, state, data, seq)
+        tasks.fold_todos(p, state, data, seq, subagent=event.get("subagent", False))
     elif tool in ("TaskCreate", "TaskUpdate"):
         tasks.fold_task_tools(p, state, tool, data, seq)
     elif tool == "AskUserQuestion":

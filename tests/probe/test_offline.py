@@ -534,3 +534,20 @@ def test_a_cd_that_failed_is_no_problem_of_the_work() -> None:
         bash("cd cmd/cli/integration_test && go test ./...", "(eval):cd:1: no such file or directory: cmd/cli/integration_test", "e1", failed=True),
     ])
     assert error_states(doc) == {}
+
+
+def test_a_subagents_todo_list_takes_nothing_off_the_sessions_list() -> None:
+    from rolling_graph.capture.events import event_from_payload
+
+    doc = new_document("s")
+    apply(doc, [todo_write([("Port the parser", "in_progress")], "e1")])
+    # The hook's pending event from a tool a subagent called (Claude Code's agent_id).
+    payload = {"session_id": "s", "hook_event_name": "PostToolUse", "tool_name": "TodoWrite", "agent_id": "a1b2",
+               "tool_input": {"todos": [{"content": "Read the grammar", "status": "in_progress", "activeForm": "Reading"}]},
+               "tool_response": {}}
+    sub = event_from_payload("PostToolUse", payload, "e2", NOW)
+    assert sub.get("subagent") is True
+    apply(doc, [sub])
+    assert statuses(doc) == {"Port the parser": "in_progress", "Read the grammar": "in_progress"}
+    apply(doc, [todo_write([("Port the parser", "completed")], "e3")])  # the session's own next list
+    assert statuses(doc) == {"Port the parser": "completed", "Read the grammar": "dropped"}
