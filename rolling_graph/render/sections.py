@@ -226,7 +226,33 @@ def add_decisions(g: RestoreView, sec: Section, s: RestoreSettings, shown: list[
 
 def _decision(g: RestoreView, nid: str, chars: int) -> str:
     kind = g.nodes[nid]["kind"]
-    return "- " + (f"[{kind}] " if kind != "decision" else "") + esc(g.label(nid), chars) + _from(g, nid)
+    label = g.label(nid)
+    about = _about(label, g.nodes[nid].get("summary") or "")
+    return "- " + (f"[{kind}] " if kind != "decision" else "") + esc(label, chars) + (f" (`{esc(about, 60)}`)" if about else "") + _from(g, nid)
+
+
+def _about(label: str, said: str) -> str:
+    """The code name a decision is about when its label names none and the sentence it was
+    read from quotes one: "Keep that one generic" of "I see `handleSessionInitErrors` is shared
+    between Claude and Gemini - I'll keep that one generic." (a label that says "that one" or
+    "the timeout" tells a later session nothing to find)."""
+    if "`" not in said or _names_code(label):
+        return ""
+    parts = said.split("`")
+    for span in parts[1:-1:2]:
+        span = span.strip().removesuffix("()")
+        if 3 < len(span) <= 60 and " " not in span and span not in label and _names_code(span):
+            return span
+    return ""
+
+
+def _names_code(text: str) -> bool:
+    """Does ``text`` hold a code name's shape (``a_b``, ``a.b``, ``aB``, four characters or more)?"""
+    for word in text.split():
+        word = word.strip("`'\"()[]{},;:!?")
+        if len(word) >= 4 and ("_" in word or "." in word.strip(".") or any(a.islower() and b.isupper() for a, b in zip(word, word[1:], strict=False))):
+            return True
+    return False
 
 
 def failure_text(text: str) -> str:

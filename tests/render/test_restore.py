@@ -63,6 +63,16 @@ def test_a_task_taken_off_the_list_is_neither_open_nor_done() -> None:
     assert lines(text)[line_with(text, "Open tasks")] == before
 
 
+def test_a_decision_that_names_nothing_says_what_its_sentence_was_about() -> None:
+    doc = billing_session()
+    node(doc, "d-vague", "Keep that one generic", "decision", seq=71)
+    doc["nodes"]["d-vague"]["summary"] = "I see `handleSessionInitErrors` is shared between Claude and Gemini - I'll keep that one generic."
+    text, _ = restore_block(doc, R, "compact")
+    assert "- Keep that one generic (`handleSessionInitErrors`)" in lines(text)
+    # A label that names its code already says nothing more.
+    assert "- proration happens only in `apply_plan_change` (not in the webhook)" in text
+
+
 def test_a_superseded_decision_is_shown_only_as_superseded() -> None:
     text, _ = restore_block(billing_session(fillers=50), R, "compact")
     decision = lines(text)[line_with(text, "apply_plan_change` (not in the webhook)")]
