@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rolling_graph.capture.errors import error_id, error_line
@@ -81,17 +82,28 @@ def error_node(p: Proposal, output: str, family: str, blocked: str | None, seq: 
     return eid
 
 
-def resolve(p: Proposal, family: str, command: str | None, whole: bool, ran: tuple[str, str, str | None] | None = None) -> None:
+@dataclass(frozen=True)
+class Run:
+    """A finished test or check run, as :func:`settled_by` asks of it: its kind and family,
+    the command as run and the ``go`` packages it ran over (:func:`run_packages`)."""
+
+    kind: str
+    family: str
+    part: str
+    packages: list[str] | None
+
+
+def resolve(p: Proposal, family: str, command: str | None, whole: bool, ran: Run | None = None) -> None:
     """A passing run resolves the errors that blocked it; a whole-suite run (no file
     arguments) every open error of its family; and, whatever their family, the failing
-    tests it ran by name and the compile errors of the code it compiled (``ran``: the run's
-    kind, its command and the directory it ran in, :func:`settled_by`)."""
+    tests it ran by name and the compile errors of the code it compiled (``ran``,
+    :func:`settled_by`)."""
     for eid in p.of_kind("error"):
         if p.fact(eid, "state") != "open":
             continue
         blocked = command is not None and (f"{eid}|blocks|{command}" in p.edges or f"{eid}|blocks|{command}" in p.edge_keys)
-        family_run = whole and p.fact(eid, "from") == family and (ran is None or _covers_runs_of(p, eid, ran[1], ran[2]))
-        if blocked or family_run or (ran is not None and settled_by(p, eid, ran[0], family, ran[1], ran[2])):
+        family_run = whole and p.fact(eid, "from") == family and (ran is None or _covers_runs_of(p, eid, ran.packages))
+        if blocked or family_run or (ran is not None and settled_by(p, eid, ran)):
             p.set(eid, state="resolved")
 
 
@@ -113,12 +125,11 @@ def _failed_runs(p: Proposal, eid: str) -> list[str]:
     return [p.label_of(cid) for cid in failed if p.kind_of(cid) == "command"]
 
 
-def _covers_runs_of(p: Proposal, eid: str, part: str, cwd: str | None) -> bool:
-    """Does a passing run of ``part`` cover the packages of the runs that failed with
-    ``eid``? ``go test ./paths`` passing says nothing of ``go test ./session``'s failure; a
-    run of the whole module, or of no ``go`` packages at all (``mise run test``), covers all."""
-    patterns = run_packages(p, part, cwd)
-    if patterns is None or "..." in patterns:
+def _covers_runs_of(p: Proposal, eid: str, packages: list[str] | None) -> bool:
+    """Does a passing run over ``packages`` cover those of the runs that failed with ``eid``?
+    ``go test ./paths`` passing says nothing of ``go test ./session``'s failure; a run of the
+    whole module, or of no ``go`` packages at all (``mise run test``), covers all."""
+    if packages is None or "..." in packages:
         return True
     runs = _failed_runs(p, eid)
     if not runs:
@@ -127,30 +138,29 @@ def _covers_runs_of(p: Proposal, eid: str, part: str, cwd: str | None) -> bool:
         theirs = out.go_packages(run)
         if theirs is None or run.endswith("…") or not theirs:
             return False  # not a go command's, cut short, or the directory it ran in: not known
-        if not all(out.patterns_cover(patterns, pattern) for pattern in theirs):
+        if not all(out.patterns_cover(packages, pattern) for pattern in theirs):
             return False
     return True
 
 
-def settled_by(p: Proposal, eid: str, kind: str, family: str, part: str, cwd: str | None = None) -> bool:
-    """Does a passing run of ``part`` (a test or check of ``family``) settle the open error
-    ``eid`` of another family? A failing test it ran by name (``go test -run 'TestResume_'``
-    after ``--- FAIL: TestResume_SessionLogAlreadyExists`` of ``mise run test:integration``);
-    a Go compile error in code it compiled (``go vet ./cmd/x/...`` after ``go build``'s
-    ``x.go:42:26: undefined: defaultAgent``; ``mise run test`` after ``go test ./session``'s
-    ``"context" imported and not used``): code that compiles has no compile error. A ``go``
-    command's packages are taken from ``cwd`` (its directory when not the project's root)."""
+def settled_by(p: Proposal, eid: str, ran: Run) -> bool:
+    """Does a passing run (a test or check) settle the open error ``eid`` of another family?
+    A failing test it ran by name (``go test -run 'TestResume_'`` after ``--- FAIL:
+    TestResume_SessionLogAlreadyExists`` of ``mise run test:integration``); a Go compile error
+    in code it compiled (``go vet ./cmd/x/...`` after ``go build``'s ``x.go:42:26: undefined:
+    defaultAgent``; ``mise run test`` after ``go test ./session``'s ``"context" imported and
+    not used``): code that compiles has no compile error."""
     label = p.label_of(eid)
     test = out.failed_test(label)
     if test:
-        return kind == "test" and out.selects_test(part, test)
+        return ran.kind == "test" and out.selects_test(ran.part, test)
     where = out.go_compile_error(label)
-    compiled = out.compiles_go(kind, family) if where else None
+    compiled = out.compiles_go(ran.kind, ran.family) if where else None
     if not where or not compiled:
         return False
     if where[0] == "file" and where[1].endswith("_test.go") and compiled != "tests":
         return False  # `go build` compiles no test file
-    variant = out.build_variant(part)
+    variant = out.build_variant(ran.part)
     if any(out.build_variant(run) not in ("", variant) for run in _failed_runs(p, eid)):
         return False  # the failing run compiled tagged files (`-tags=e2e`, `test:integration`) this one may not
     directory = None
@@ -158,10 +168,9 @@ def settled_by(p: Proposal, eid: str, kind: str, family: str, part: str, cwd: st
         if "/" in where[1]:
             directory = where[1].rpartition("/")[0]
         else:
-            known = p.files_ending("/" + where[1])
-            paths = {str(p.fact(fid, "path") or p.label_of(fid)) for fid in known}
+            paths = {str(p.fact(fid, "path") or p.label_of(fid)) for fid in p.files_ending("/" + where[1])}
             directory = paths.pop().rpartition("/")[0] if len(paths) == 1 else None
-    return out.package_covers(run_packages(p, part, cwd), where, directory) or _covers_runs_of(p, eid, part, cwd)
+    return out.package_covers(ran.packages, where, directory) or _covers_runs_of(p, eid, ran.packages)
 
 
 def settle(p: Proposal, cid: str, kind: str, family: str, output: str, failed: bool, seq: int | None, state: FoldState,
@@ -176,16 +185,17 @@ def settle(p: Proposal, cid: str, kind: str, family: str, output: str, failed: b
         result = "" if short == "passed" else short
     p.set(cid, outcome=outcome, result=result[:120], ref="")
     p.by(cid, "tool", seq)
+    ran = Run(kind, family, part or p.label_of(cid), run_packages(p, part or p.label_of(cid), cwd))
     if outcome == "fail":
         error_node(p, output, family, cid, seq)
         if kind == "test" and part and out.compiles_go(kind, family) and out.compiled_and_ran(output):
             # Its tests ran: the packages it was given compiled, whatever failed in them.
             for eid in p.of_kind("error"):
-                if p.fact(eid, "state") == "open" and out.go_compile_error(p.label_of(eid)) and settled_by(p, eid, kind, family, part, cwd):
+                if p.fact(eid, "state") == "open" and out.go_compile_error(p.label_of(eid)) and settled_by(p, eid, ran):
                     p.set(eid, state="resolved")
         return
     whole = kind == "check" or not _paths_in(p, p.label_of(cid), None)
-    resolve(p, family, cid, whole=whole, ran=(kind, part or p.label_of(cid), cwd))
+    resolve(p, family, cid, whole=whole, ran=ran)
     if whole and kind == "test":  # the whole suite passed: so do the narrower runs that failed before
         for other in p.of_kind("command"):
             if other != cid and p.fact(other, "outcome") == "fail" and (out.classify(p.label_of(other)) or ("", ""))[1] == family:

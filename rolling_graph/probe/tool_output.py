@@ -224,18 +224,11 @@ def package_covers(patterns: list[str] | None, where: tuple[str, str], directory
     if patterns is None or "..." in patterns:
         return True
     kind, ref = where
-    for pattern in patterns:
-        base, recursive = (pattern[:-4], True) if pattern.endswith("/...") else (pattern, False)
-        if kind == "package" and "." in ref.split("/", 1)[0].strip("."):  # an import path: its module's prefix is not known
-            if ref.endswith("/" + base) or (recursive and f"/{base}/" in ref):
-                return True
-        elif kind == "package":
-            package = ref.removeprefix("./").strip("/")
-            if package == base or (recursive and package.startswith(base + "/")):
-                return True
-        elif directory is not None and (directory == base or (recursive and directory.startswith(base + "/"))):
-            return True
-    return False
+    if kind == "package" and "." in ref.split("/", 1)[0].strip("."):  # an import path: its module's prefix is not known
+        return any(ref.endswith("/" + base) or (base != pattern and f"/{base}/" in ref)
+                   for pattern in patterns for base in [pattern.removesuffix("/...")])
+    target = ref.removeprefix("./").strip("/") if kind == "package" else directory
+    return target is not None and patterns_cover(patterns, target)
 
 
 def patterns_cover(patterns: list[str], other: str) -> bool:

@@ -442,6 +442,14 @@ def error_states(doc: dict) -> dict[str, str]:
     return {n["label"]: n["facts"]["state"] for n in doc["nodes"].values() if n["kind"] == "error"}
 
 
+def assert_open_until(events: list[dict], settling: dict) -> None:
+    """Every error ``events`` open stays open through them, and ``settling`` resolves them all."""
+    doc = apply(new_document("s"), events)
+    assert error_states(doc) and set(error_states(doc).values()) == {"open"}, "nothing before the last run settles it"
+    apply(doc, [settling])
+    assert set(error_states(doc).values()) == {"resolved"}
+
+
 def test_code_that_compiles_again_has_no_compile_error_whichever_command_compiled_it() -> None:
     # (the entire-cli sessions: a block said "Open problems: rewind.go:579:13: undefined: agent"
     # after `mise run lint` and `mise run test` had passed)
@@ -464,59 +472,46 @@ def test_code_that_compiles_again_has_no_compile_error_whichever_command_compile
 
 
 def test_a_linters_finding_is_settled_by_the_linter_not_by_a_build() -> None:
-    doc = apply(new_document("s"), [
+    assert_open_until([
         bash("mise run lint", "resume.go:406:4: error is not nil (line 400) but it returns nil (nilerr)", "e1", failed=True),
         bash("go build ./...", "", "e2"),
         bash("mise run test", "ok  \tentire.io/cli\t1.0s", "e3"),
-    ])
-    assert set(error_states(doc).values()) == {"open"}
-    apply(doc, [bash("mise run lint", "0 issues.", "e4")])
-    assert set(error_states(doc).values()) == {"resolved"}
+    ], bash("mise run lint", "0 issues.", "e4"))
 
 
 def test_a_failing_test_run_again_by_name_and_passing_is_settled() -> None:
-    doc = apply(new_document("s"), [
+    # (another test's run settles nothing)
+    assert_open_until([
         bash("mise run test:integration", "--- FAIL: TestResume_SessionLogAlreadyExists (0.46s)\nFAIL", "e1", failed=True),
         bash('go test -tags=integration -v -run "TestShadow" ./cmd/entire/cli/integration_test/...', "ok", "e2"),
-    ])
-    assert set(error_states(doc).values()) == {"open"}, "another test's run settles nothing"
-    apply(doc, [bash('go test -tags=integration -v -run "TestResume_" ./cmd/entire/cli/integration_test/...', "ok", "e3")])
-    assert set(error_states(doc).values()) == {"resolved"}
+    ], bash('go test -tags=integration -v -run "TestResume_" ./cmd/entire/cli/integration_test/...', "ok", "e3"))
 
 
 def test_a_go_command_in_a_subdirectory_compiles_only_that_directorys_packages() -> None:
-    doc = apply(new_document("s"), [
+    assert_open_until([
         ev("Edit cmd/entire/cli/rewind.go", event="PostToolUse", tool="Edit", paths=["cmd/entire/cli/rewind.go"], id="e1"),
         bash("go build ./...", "cmd/entire/cli/rewind.go:579:13: undefined: agent", "e2", failed=True),
         bash("go vet ./...", "", "e3", cwd="session"),
-    ])
-    assert set(error_states(doc).values()) == {"open"}
-    apply(doc, [bash("go vet ./...", "", "e4", cwd="cmd/entire")])
-    assert set(error_states(doc).values()) == {"resolved"}
+    ], bash("go vet ./...", "", "e4", cwd="cmd/entire"))
 
 
 def test_a_passing_go_test_of_other_packages_does_not_settle_a_failing_one() -> None:
-    doc = apply(new_document("s"), [
+    assert_open_until([
         bash("go test ./session", "--- FAIL: TestSessionID (0.01s)\nFAIL\tentire.io/cli/session\t0.2s", "e1", failed=True),
         bash("go test ./paths", "ok  \tentire.io/cli/paths\t0.2s", "e2"),
-    ])
-    assert set(error_states(doc).values()) == {"open"}
-    apply(doc, [bash("go test ./...", "ok  \tentire.io/cli/session\t0.3s", "e3")])
-    assert set(error_states(doc).values()) == {"resolved"}
+    ], bash("go test ./...", "ok  \tentire.io/cli/session\t0.3s", "e3"))
 
 
 def test_a_compile_error_of_tagged_files_is_settled_only_by_a_run_that_compiles_them() -> None:
-    doc = apply(new_document("s"), [
+    # Neither untagged nor integration-tagged runs compiled the e2e files. The label names the
+    # file alone (two testenv.go): the settling run covers the failing run's packages.
+    assert_open_until([
         ev("Edit", event="PostToolUse", tool="Edit", paths=["cmd/cli/integration_test/testenv.go"], id="e1"),
         ev("Edit", event="PostToolUse", tool="Edit", paths=["cmd/cli/e2e_test/testenv.go"], id="e2"),
         bash("go build -tags=e2e ./cmd/cli/e2e_test/...", "cmd/cli/e2e_test/testenv.go:42:26: undefined: defaultAgent", "e3", failed=True),
         bash("mise run test", "ok  \tentire.io/cli\t1.0s", "e4"),
         bash("go vet -tags=integration ./cmd/cli/...", "", "e5"),
-    ])
-    assert set(error_states(doc).values()) == {"open"}, "neither run compiled the e2e files"
-    # The label names the file alone (two testenv.go): the passing run covers the failing run's packages.
-    apply(doc, [bash("go vet -tags=e2e ./cmd/cli/e2e_test/...", "", "e6")])
-    assert set(error_states(doc).values()) == {"resolved"}
+    ], bash("go vet -tags=e2e ./cmd/cli/e2e_test/...", "", "e6"))
 
 
 def test_a_failing_test_run_that_ran_its_tests_compiled_its_packages() -> None:
