@@ -247,7 +247,9 @@ def _about(label: str, said: str) -> str:
 
 
 def _names_code(text: str) -> bool:
-    """Does ``text`` hold a code name's shape (``a_b``, ``a.b``, ``aB``, four characters or more)?"""
+    """Does ``text`` hold a code name's shape (``a_b``, ``a.b``, ``aB``, four characters or more)?
+    The probe's :func:`rolling_graph.probe.code_names.is_code_name` is the full rule; it needs
+    ``re``, which a SessionStart hook rendering this does not load."""
     for word in text.split():
         word = word.strip("`'\"()[]{},;:!?")
         if len(word) >= 4 and ("_" in word or "." in word.strip(".") or any(a.islower() and b.isupper() for a, b in zip(word, word[1:], strict=False))):
