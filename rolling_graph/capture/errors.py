@@ -46,6 +46,12 @@ _TEST_FAIL_RES = [
     lazy(r"^\s*● (.+)"),  # jest
     lazy(r"^\s*(?:×|✗|✕) (.+)"),  # vitest, mocha
 ]
+#: A linter's closing count (golangci-lint: ``3 issues:`` over ``* nilerr: 2`` and ``* unparam: 1``):
+#: what failed when a ``| tail`` cut the findings above it.
+_ISSUES_RE = lazy(r"^(\d+) issues?:$")
+_ISSUE_COUNT_RE = lazy(r"^\* ([\w-]+): \d+$")
+#: The caret under a quoted source line (``^``, indented as the column it points at).
+_CARET_RE = lazy(r"^\s*\^\s*$")
 _SAYS_FAILED_RE = lazy(r"\b(?:error|failed|failure|cannot|could not|unable|not found|denied|refused|invalid)\b", IGNORECASE)
 _AT_PATH_RE = lazy(r"^[\w./-]+/(?=[\w.-]+\.\w+(?::\d+:\d+:|:\d+(?::\d+)?(?::| -)\s*error\b|\(\d+,\d+\):))")
 
@@ -65,12 +71,17 @@ def error_line(text: str) -> str | None:
         lines = lines[1:]
     if any(ln.startswith("[") for ln in lines):
         lines = [_TASK_PREFIX_RE.sub("", ln, count=1) for ln in lines]
-    meaningful = [ln for ln in lines if not _GENERIC_RE.search(ln)]
+    # A source line a caret points into is the code a diagnostic quotes, not what went wrong.
+    quoted = {i for i in range(len(lines) - 1) if "^" in lines[i + 1] and _CARET_RE.match(lines[i + 1])}
+    meaningful = [ln for i, ln in enumerate(lines) if i not in quoted and not _GENERIC_RE.search(ln)]
     for patterns in (_EXCEPTION_RES, _TEST_FAIL_RES):
         for line in meaningful:
             for pattern in patterns:
                 if pattern.search(line):
                     return _at_file(_clean(line))[:160]
+    summary = _lint_summary(meaningful)
+    if summary:
+        return summary
     rest = [ln for ln in (_strip_error(_clean(ln)) for ln in meaningful) if ln]
     for i, line in enumerate(rest):
         if _SAYS_FAILED_RE.search(line):
@@ -79,6 +90,19 @@ def error_line(text: str) -> str | None:
                 return f"{line}: {rest[i + 1]}"[:160]
             return line[:160]
     return rest[0][:160] if rest else None
+
+
+def _lint_summary(lines: list[str]) -> str | None:
+    """``3 lint issues: nilerr, unparam`` from a linter's closing count, when its findings are not
+    in the output (cut by ``| tail``); None where there is no such count."""
+    for i, line in enumerate(lines):
+        found = _ISSUES_RE.match(line.strip())
+        if found:
+            linters = [m.group(1) for ln in lines[i + 1 :] if (m := _ISSUE_COUNT_RE.match(ln.strip()))]
+            if linters:
+                n = int(found.group(1))
+                return f"{n} lint issue{'s' if n != 1 else ''}: {', '.join(linters)}"[:160]
+    return None
 
 
 def _at_file(line: str) -> str:

@@ -157,3 +157,20 @@ def test_a_task_runners_prefix_and_summary_are_not_the_failure() -> None:
     assert error_line("Error: Exit code 1\n[lint] ERROR task failed\n") is None  # it says nothing of what failed
     assert error_line("Pre-commit validation failed:\n\n[FORMAT] Code is not formatted.\n") == \
         "Pre-commit validation failed: [FORMAT] Code is not formatted."  # a tag of the message stays
+
+
+def test_a_linters_quoted_code_is_not_the_failure_and_its_count_says_what_failed() -> None:
+    # `mise run lint 2>&1 | tail -5` cut golangci-lint's finding off; what is left is the code it
+    # quoted, the caret under it and the count. The code line was taken for the error before.
+    cut = ("Exit code 1\nfunc TestCondenseSession_GeminiMultiCheckpoint(t *testing.T) {\n^\n1 issues:\n* maintidx: 1\n"
+           "[lint] ERROR task failed\n")
+    assert error_line(cut) == "1 lint issue: maintidx"
+    several = "\t\t\treturn nil\n\t\t\t^\n3 issues:\n* nilerr: 2\n* unparam: 1\n[lint] ERROR task failed\n"
+    assert error_line(several) == "3 lint issues: nilerr, unparam"
+    assert error_id(error_line(cut) or "") != error_id(error_line(several) or "")
+    # With the finding there, the finding is the error, and the code it quotes is never.
+    whole = ("cmd/entire/cli/strategy/clean.go:432:44: ListAllCleanupItems - result 1 (error) is always nil (unparam)\n"
+             "func ListAllCleanupItems() ([]CleanupItem, error) {\n                                           ^\n1 issues:\n* unparam: 1\n")
+    assert error_line(whole) == "clean.go:432:44: ListAllCleanupItems - result 1 (error) is always nil (unparam)"
+    quoted_only = "Exit code 1\nif err := run(); err != nil { return fmt.Errorf(\"failed\") }\n    ^\nexit status 1\n"
+    assert error_line(quoted_only) == "exit status 1"
