@@ -27,6 +27,17 @@ def run_eval(args: list[str], prog_name: str) -> None:
     app(["eval", *args], prog_name=prog_name)
 
 
+#: Values of the tool schema's enums that the corpus measure reads as names: Grep's ``output_mode``
+#: and a task's ``status``. ``--without-schema-values`` scores without them (gold names and the
+#: lists alike), to show what the measure's figures owe them (docs/measurements.md, nineteenth pass).
+SCHEMA_VALUES = frozenset({"files_with_matches", "in_progress"})
+
+
+def without(events: tuple[tuple[str, ...], ...], names: frozenset[str]) -> tuple[tuple[str, ...], ...]:
+    """Each event's names less ``names``."""
+    return tuple(tuple(n for n in event if n not in names) for event in events)
+
+
 def need(paths: list[Path], what: str) -> None:
     if not paths or any(not p.is_file() for p in paths):
         print(f"{what} (set ROLLING_GRAPH_CORPUS)", file=sys.stderr)

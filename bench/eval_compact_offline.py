@@ -20,7 +20,9 @@ capture (or ``bench/eval_corpus.py``). ``--rank`` changes a field of the ``compa
 preset (:data:`rolling_graph.render.rank.PRESETS`) for the run, ``--restore`` one of the
 block's preset at that budget (``compact`` or ``compact-lean``,
 :data:`rolling_graph.render.restore.PRESETS`): ``--rank recency_weight=1.5 --restore
-summary_weight=0.7``. ``--budget`` at scoring may differ from the capture's (the graph does
+summary_weight=0.7``. ``--without-schema-values`` leaves the values of the tool schema's enums the measure reads as
+names (``files_with_matches``, ``in_progress``: ``corpus_cli.SCHEMA_VALUES``) out of the gold
+names and of the lists. ``--budget`` at scoring may differ from the capture's (the graph does
 not depend on it; what the session was told before does, a little). Not part of CI.
 """
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import json
 import pickle
 import shutil
@@ -39,7 +42,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus_cli import CORPUS, need  # noqa: E402
+from corpus_cli import CORPUS, SCHEMA_VALUES, need, without  # noqa: E402
 from eval_corpus import ENTIRE_PROJECT, compacting  # noqa: E402
 
 from rolling_graph.core.config import RenderSettings  # noqa: E402
@@ -121,7 +124,14 @@ def _value(text: str) -> Any:
     return {"true": True, "false": False}.get(text.lower(), text)
 
 
-def score(src: Path, budget: int | None, rank_set: list[str], restore_set: list[str]) -> dict[str, Any]:
+def schema_free(target: corpus.Compaction) -> corpus.Compaction:
+    """``target`` without :data:`corpus_cli.SCHEMA_VALUES`, in its gold names and in what the lists draw from."""
+    return dataclasses.replace(target, touched=without(target.touched, SCHEMA_VALUES), next40=target.next40 - SCHEMA_VALUES,
+                               dropped=target.dropped - SCHEMA_VALUES, summary_names=target.summary_names - SCHEMA_VALUES)
+
+
+def score(src: Path, budget: int | None, rank_set: list[str], restore_set: list[str],
+          schema_values: bool = True) -> dict[str, Any]:
     if not (src / "compact.pkl").is_file():
         raise SystemExit(f"no capture in {src}: run `python bench/eval_compact_offline.py capture {src}` first")
     with open(src / "compact.pkl", "rb") as fh:
@@ -141,7 +151,7 @@ def score(src: Path, budget: int | None, rank_set: list[str], restore_set: list[
         names = restore._mostly_names(RestoreView(doc, rank_preset))
         text, _ = restore.restore_block(doc, render, "compact", summary=cell["summary"], rank_settings=rank_preset,
                                         settings=restore_preset if names else None)
-        blocks.append((cell["target"], text))
+        blocks.append((cell["target"] if schema_values else schema_free(cell["target"]), text))
     return pooled(blocks, budget)
 
 
@@ -152,11 +162,13 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=None)
     parser.add_argument("--rank", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--restore", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--without-schema-values", action="store_true",
+                        help="leave files_with_matches and in_progress out of the names (gold and lists)")
     args = parser.parse_args()
     if args.what == "capture":
         capture(args.dir, args.budget or 800)
     else:
-        print(json.dumps(score(args.dir, args.budget, args.rank, args.restore), indent=1))
+        print(json.dumps(score(args.dir, args.budget, args.rank, args.restore, not args.without_schema_values), indent=1))
 
 
 if __name__ == "__main__":

@@ -17,7 +17,9 @@ What it re-runs is everything from the snapshot on: the merge into the hot graph
 ranking in the hot graph and the rendering (``render/``). What it does not re-run is the
 warm graph's own choice and order of the snapshot's nodes (``warm/resume.py``): changing
 that needs a new capture (or ``bench/eval_chain.py``). ``--gaps N`` prints the N names the
-best list recalls and the block does not most often, and the other way round. Not part of CI.
+best list recalls and the block does not most often, and the other way round.
+``--without-schema-values`` leaves the values of the tool schema's enums the measure reads as
+names (``files_with_matches``, ``in_progress``) out of the gold names and of the lists. Not part of CI.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from corpus_cli import CORPUS
+from corpus_cli import CORPUS, SCHEMA_VALUES, without
 
 from rolling_graph.cli.eval_chain import chain_files
 from rolling_graph.core.clock import Clock
@@ -85,12 +87,15 @@ def with_legs(spec: str) -> rank.RankSettings:
     return dataclasses.replace(rank.RESUME, leg_weights=tuple(weights.items()))
 
 
-def score(data: dict[str, Any], budgets: list[int], gaps: int) -> dict[str, Any]:
+def score(data: dict[str, Any], budgets: list[int], gaps: int, schema_values: bool = True) -> dict[str, Any]:
     sessions = chain.in_time_order(chain_files([CORPUS / "entire-cli"]))
     ids = [s["sid"] for s in data["sessions"]]
     if [s.session_id for s in sessions][: len(ids)] != ids:
         raise SystemExit("the capture is not of this corpus's chain (session order differs)")
     targets = chain_eval.later_targets(sessions[: len(ids)])
+    if not schema_values:
+        targets = [dataclasses.replace(t, touched_before=without(t.touched_before, SCHEMA_VALUES), target=t.target - SCHEMA_VALUES)
+                   for t in targets]
     report: dict[str, Any] = {}
     for budget in budgets:
         rows = []
@@ -124,6 +129,8 @@ def main() -> None:
     parser.add_argument("--legs", action="append", default=[], metavar="LEG=WEIGHT,...",
                         help="rank the snapshots again with these leg weights (repeat to compare several)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--without-schema-values", action="store_true",
+                        help="leave files_with_matches and in_progress out of the names (gold and lists)")
     args = parser.parse_args()
     path = args.capture / "capture.pkl" if args.capture.is_dir() else args.capture
     if not path.is_file():
@@ -132,7 +139,7 @@ def main() -> None:
         data = pickle.load(fh)
     budgets = args.budget or [800, 400]
     if not args.legs:
-        report = score(data, budgets, args.gaps)
+        report = score(data, budgets, args.gaps, not args.without_schema_values)
     else:
         if not data.get("pools"):
             raise SystemExit("this capture has no candidate pools (capture it again with bench/eval_notes_offline.py)")
@@ -141,7 +148,7 @@ def main() -> None:
             settings = with_legs(spec)
             print(f"legs {dict(settings.leg_weights)}", flush=True)
             snaps = [reranked(snap, pool, settings) if snap and pool else snap for snap, pool in zip(data["snapshots"], data["pools"], strict=True)]
-            report[spec] = score({**data, "snapshots": snaps}, budgets, args.gaps)
+            report[spec] = score({**data, "snapshots": snaps}, budgets, args.gaps, not args.without_schema_values)
     if args.json:
         print(json.dumps(report, indent=1))
 

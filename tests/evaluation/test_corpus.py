@@ -135,6 +135,31 @@ def test_compaction_targets_follow_the_readme_definitions(tmp_path: Path) -> Non
     assert set(scores["best"]) == set(FIGURES)
 
 
+def test_the_bench_can_score_without_the_tool_schemas_values(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``bench/eval_compact_offline.py score --without-schema-values``: Grep's ``files_with_matches``
+    and a task's ``in_progress``, which the measure reads as names, leave the gold names and the
+    lists; every other name stays where it was."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[2] / "bench"))
+    from eval_compact_offline import schema_free
+
+    grep = {"type": "tool_use", "id": "g1", "name": "Grep", "input": {"pattern": "alpha_one", "output_mode": "files_with_matches"}}
+    text = _line(type="user", message={"role": "user", "content": "fix alpha_one please"})
+    text += _line(type="assistant", message={"id": "m0", "role": "assistant", "content": [grep]})
+    text += _line(type="user", message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "g1", "content": "a.py"}]})
+    text += _line(type="system", subtype="compact_boundary", compactMetadata={"trigger": "auto"})
+    text += _line(type="user", isCompactSummary=True, message={"role": "user", "content": "We looked for it."})
+    text += _line(type="assistant", message={"id": "m1", "role": "assistant", "content": [{**grep, "id": "g2"}]})
+    text += _line(type="user", message={"role": "user", "content": [{"type": "tool_result", "tool_use_id": "g2", "content": "a.py"}]})
+    path = tmp_path / "grep.jsonl"
+    path.write_text(text, encoding="utf-8")
+    [c] = compaction_targets(list(parse_transcript(path)))
+    assert {"alpha_one", "files_with_matches"} <= c.next40, "the measure as defined reads the output mode as a name"
+    free = schema_free(c)
+    assert free.next40 == c.next40 - {"files_with_matches"} and free.dropped == c.dropped - {"files_with_matches"}
+    assert "files_with_matches" not in list_block(ranked_lists(free.touched)["recent"], 800)
+    assert "alpha_one" in list_block(ranked_lists(free.touched)["recent"], 800)
+
+
 def test_gaps_name_what_only_the_list_or_only_the_block_recalls(tmp_path: Path) -> None:
     events = list(parse_transcript(small_session(tmp_path)))
     [c] = compaction_targets(events)
