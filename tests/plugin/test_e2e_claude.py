@@ -319,8 +319,9 @@ def wait_for_note_source(rg_home: Path, name: str, timeout_s: float = SNAPSHOT_W
     return False
 
 
-def tool_notes(request: RecordedRequest) -> list[str]:
-    """The tool-time notes (render/notes.py's tag) anywhere in a request."""
+def earlier_sessions_blocks(request: RecordedRequest) -> list[str]:
+    """Every block from earlier sessions anywhere in a request: the startup block and the
+    tool-time notes (one tag, render/notes.py's)."""
     return re.findall(re.escape(notes.OPEN) + r".*?" + re.escape(notes.CLOSE), request.text(), re.S)
 
 
@@ -344,8 +345,10 @@ def test_a_tool_time_note_from_an_earlier_session_reaches_the_model(scenario: Sc
     # answers at once, so the second tool call (`sleep 1`) gives the hook its time.
     requests = scenario.main_requests("note_session")
     assert len(requests) == 3  # the prompt; the Read's result; the sleep's result
-    assert tool_notes(requests[0]) == [], "no note before the tool ran"
-    delivered = [note for request in requests[1:] for note in tool_notes(request)]
+    startup = earlier_sessions_blocks(requests[0])
+    in_session_start = [text for event, text in hook_contexts(requests[0]) if event == "SessionStart"]
+    assert all(any(block in text for text in in_session_start) for block in startup), "no note before the tool ran"
+    delivered = [note for request in requests[1:] for note in earlier_sessions_blocks(request) if note not in startup]
     assert delivered, [request.text()[-3000:] for request in requests]
     assert "notes.md, in " in delivered[0] and "usually changed with: app.py" in delivered[0]
 
