@@ -61,9 +61,10 @@ def _clean(line: str) -> str:
 
 
 def error_line(text: str) -> str | None:
-    """The first meaningful line of a failure: the exception, else the failing test, else
-    the first line that says error or failed, else the first line that is not boilerplate.
-    Generic lines (``Error: Exit code 2``, a traceback header, progress output) never."""
+    """The first meaningful line of a failure: the exception, else the failing test, else a
+    linter's closing count, else the first line that says error or failed, else the first line
+    that is not boilerplate. Generic lines (``Error: Exit code 2``, a traceback header, progress
+    output) and the source line a diagnostic quotes above its caret never."""
     if "\\n" in text.split("\n", 1)[0]:
         text = text.replace("\\n", "\n")
     lines = [ln for ln in text.splitlines()[:400] if ln.strip()]
