@@ -8,7 +8,9 @@ root stays absolute, with the home directory shortened to ``~``. A Windows sessi
 (``C:\\Users\\ada\\app\\x.py``) are read in Git Bash's form (``/c/Users/ada/app/x.py``), the
 one its shell commands use, so they key and shorten like any other. Claude Code's own files
 (transcripts, plans and task output under ``~/.claude`` and ``/tmp/claude-*``) are the
-harness's, not the project's: they never become file nodes.
+harness's, not the project's: they never become file nodes. A generated id in a path (a
+hash, a UUID) reads as ``{id}``: the many files of one kind a project stores by id are one
+node (:func:`fold_ids`).
 
 String operations only: the hook calls this on every tool event and imports no ``re``.
 """
@@ -78,9 +80,45 @@ def relativize(path: str, root: str | None, cwd: str | None = None) -> str:
             if path == root:
                 return "."
             if path.startswith(root + "/"):
-                return path[len(root) + 1 :]
-        return _short_home(path)
-    return os.path.normpath(path) if "/." in path or path.startswith("./") else path
+                return fold_ids(path[len(root) + 1 :])
+        return fold_ids(_short_home(path))
+    return fold_ids(os.path.normpath(path) if "/." in path or path.startswith("./") else path)
+
+
+#: What a generated id in a path reads as (:func:`fold_ids`).
+ID_PART = "{id}"
+_HEX = frozenset("0123456789abcdef")
+
+
+def _generated(part: str) -> bool:
+    """A hash or a UUID (``406b6b748d``, ``3f2a…-…``): hex digits, eight or more, both digits
+    and letters (neither ``deadbeef`` nor ``20240101`` is one)."""
+    low = part.lower()
+    if len(low) == 36 and low.count("-") == 4:
+        return set(low) <= _HEX | {"-"}
+    return len(low) >= 8 and set(low) <= _HEX and not low.isdigit() and not low.isalpha()
+
+
+def fold_ids(path: str) -> str:
+    """``path`` with the generated ids of its parts as :data:`ID_PART`: one kind of file stored
+    under many ids is one file to the graph (``0b/ce1a40f816/metadata.json`` and
+    ``33/406b6b748d/metadata.json`` are ``{id}/{id}/metadata.json``; a two-character shard
+    before an id is one too, and a file named by an id keeps its extension). Each of them
+    touched once told a later session nothing; together they are what the project keeps."""
+    parts = path.split("/")
+    if not any(len(part) >= 8 for part in parts):
+        return path  # (most paths: no part is long enough to be an id)
+    stem, dot, ext = parts[-1].rpartition(".")
+    last = (stem, dot + ext) if dot and stem else (parts[-1], "")
+    folded = [*parts[:-1], last[0]]
+    ids = [_generated(part) for part in folded]
+    if not any(ids):
+        return path
+    for i, part in enumerate(folded):
+        shard = len(part) == 2 and set(part.lower()) <= _HEX and i + 1 < len(folded) and ids[i + 1]
+        if ids[i] or shard:
+            folded[i] = ID_PART
+    return "/".join(folded) + last[1]
 
 
 def _short_home(path: str) -> str:

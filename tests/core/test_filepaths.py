@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rolling_graph.core.filepaths import file_id, is_harness_path, posix_path, relativize
+from rolling_graph.core.filepaths import file_id, fold_ids, is_harness_path, posix_path, relativize
 
 WIN_ROOT = r"C:\Users\ada\src\app"
 
@@ -44,3 +44,30 @@ def test_claude_codes_own_files_on_windows_are_the_harness() -> None:
     assert is_harness_path(r"C:\Users\ada\.claude\plans\gentle-otter.md")
     assert is_harness_path(r"C:\Users\ada\AppData\Local\Temp\claude-1a2b\tasks\b7x.output")
     assert not is_harness_path(r"C:\Users\ada\src\app\billing\proration.py")
+
+
+def test_files_a_project_stores_under_generated_ids_are_one_file() -> None:
+    # The Entire CLI keeps each checkpoint as <shard>/<id>/metadata.json: 18 such paths in the
+    # corpus chain were 18 file nodes touched once each; the sessions came back to the kind.
+    root = "/home/ada/src/cli"
+    one = relativize(f"{root}/.entire/metadata/0b/ce1a40f816/metadata.json", root)
+    other = relativize(".entire/metadata/33/406b6b748d/metadata.json", root, root)
+    assert one == other == ".entire/metadata/{id}/{id}/metadata.json" and file_id(one) == file_id(other)
+    assert relativize(f"{root}/sessions/3f2a1b4c-1234-4abc-9def-0123456789ab.jsonl", root) == "sessions/{id}.jsonl"
+    assert relativize("/tmp/run/2c/417201dfb7/1/prompt.txt", root) == "/tmp/run/{id}/{id}/1/prompt.txt"
+    # Words, dates and names are no ids, nor is a short hex word or a shard alone.
+    for path in ("cmd/entire/cli/strategy/session.go", "notes/deadbeef/x.md", "db/migrations/20240101/init.sql",
+                 "lib/ab/x.py", "docs/adr-0001-decide.md", "src/cafe12/x.go"):
+        assert relativize(path, root, root) == path
+    assert file_id(one) != file_id("metadata.json"), "the kind of file is not a file of that name at the top"
+
+
+@given(st.lists(st.text(alphabet="0123456789abcdefgz._-", min_size=1, max_size=12), min_size=1, max_size=6))
+def test_folding_ids_twice_folds_nothing_more_and_keeps_a_files_extension(parts: list[str]) -> None:
+    path = "/".join(parts)
+    once = fold_ids(path)
+    assert fold_ids(once) == once
+    assert once.count("/") == path.count("/")
+    name = parts[-1]
+    if "." in name.strip("."):
+        assert once.rpartition("/")[2].endswith("." + name.rpartition(".")[2])
