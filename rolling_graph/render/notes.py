@@ -36,8 +36,7 @@ operations only: this runs on every tool event.
 from __future__ import annotations
 
 from rolling_graph.core.filepaths import file_id
-from rolling_graph.render.lod import CLOSE as BLOCK_CLOSE
-from rolling_graph.render.lod import OPEN_EARLIER
+from rolling_graph.render.lod import CLOSE, OPEN_EARLIER
 from rolling_graph.safety.sanitize import esc, token_chars
 from rolling_graph.store.index import says
 
@@ -49,8 +48,8 @@ if TYPE_CHECKING:
     from rolling_graph.core.config import RenderSettings
     from rolling_graph.core.types import Counters, NoteTable, PendingEvent
 
-#: A note's tag: a new session's block's (what earlier sessions left), one for both.
-OPEN, CLOSE = OPEN_EARLIER, BLOCK_CLOSE
+#: A note's tag (and :data:`CLOSE`): a new session's block's, what earlier sessions left.
+OPEN = OPEN_EARLIER
 #: Files remembered as told or touched (the state file is rewritten on every event).
 REMEMBERED = 400
 #: Paths of one event looked up (a Grep or Glob result lists many).
