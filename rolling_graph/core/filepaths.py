@@ -88,6 +88,7 @@ def relativize(path: str, root: str | None, cwd: str | None = None) -> str:
 #: What a generated id in a path reads as (:func:`fold_ids`).
 ID_PART = "{id}"
 _HEX = frozenset("0123456789abcdef")
+_DIGITS = frozenset("0123456789")
 
 
 def _generated(part: str) -> bool:
@@ -105,9 +106,9 @@ def fold_ids(path: str) -> str:
     ``33/406b6b748d/metadata.json`` are ``{id}/{id}/metadata.json``; a two-character shard
     before an id is one too, and a file named by an id keeps its extension). Each of them
     touched once told a later session nothing; together they are what the project keeps."""
+    if _DIGITS.isdisjoint(path):
+        return path  # (most paths: an id has a digit; a UUID's version is one)
     parts = path.split("/")
-    if not any(len(part) >= 8 for part in parts):
-        return path  # (most paths: no part is long enough to be an id)
     stem, dot, ext = parts[-1].rpartition(".")
     last = (stem, dot + ext) if dot and stem else (parts[-1], "")
     folded = [*parts[:-1], last[0]]
