@@ -125,13 +125,17 @@ class _NameLine:
     (:data:`BY_HEADING`). Groups come in the order of their best name; in a group, names
     in rank order. What it says so far is kept to skip a name another already holds."""
 
-    def __init__(self, head: str, seen: str, group_of: MapGroups | None = None) -> None:
+    def __init__(self, head: str, seen: str, group_of: MapGroups | None = None,
+                 unowned: int = RestoreSettings.unowned_names) -> None:
         self.head = head
         self.seen = seen  # the lines above, lowercased
         #: ``nid → (group key, heading, owner file id)``; by default one flat group.
         self.group_of: Callable[[str | None], tuple[str, str, str | None]] = group_of or _flat
         #: Whether a name can stand under a file (the graph has one).
         self.owned_any = group_of is not None and group_of.has_owners
+        #: The most names that stand under no file or module, once some name does
+        #: (``RestoreSettings.unowned_names``).
+        self.unowned = unowned
         self.names: list[str] = []
         self.keys: list[str] = []
         self.groups: list[str] = []  # each name's group key
@@ -268,12 +272,12 @@ class _NameLine:
         return now + 1 + len(line) + len(name)
 
     def full_without_owner(self, nid: str | None) -> bool:
-        """Would ``nid`` stand under no owner while :data:`UNOWNED_NAMES` already do (no long
+        """Would ``nid`` stand under no owner while :attr:`unowned` names already do (no long
         run of names without a file or module to stand under)?"""
         if not self.owned_any or not self._any_owner:
             return False  # nothing stands under an owner (a graph with no file to stand under): one list it is
         group, _, owner = self.group_of(nid)
-        return owner is None and bool(group) and self._unowned >= UNOWNED_NAMES
+        return owner is None and bool(group) and self._unowned >= self.unowned
 
     def owners(self) -> list[str]:
         """The file ids the map shows as headings."""
@@ -284,7 +288,7 @@ class _NameLine:
         return self._lines(self.names, self.groups, self.headings)
 
     def copy(self) -> _NameLine:
-        other = _NameLine(self.head, self.seen)
+        other = _NameLine(self.head, self.seen, unowned=self.unowned)
         other.group_of, other.owned_any = self.group_of, self.owned_any
         other.names, other.keys, other.groups = list(self.names), list(self.keys), list(self.groups)
         other.headings, other.given, other.exact = dict(self.headings), self.given, set(self.exact)
@@ -304,8 +308,8 @@ class MapGroups:
     goes under the file that owns it (``facts.in``) when the graph holds that file, else under
     the file the session was on when it last used the name (the file touched last before it,
     before any file the first); a qualified name with no file under its module (``fmt`` for
-    ``fmt.Errorf``); the rest under who named them (at most :data:`UNOWNED_NAMES` of those in
-    all, unless the graph has no file to stand under)."""
+    ``fmt.Errorf``); the rest under who named them (at most ``RestoreSettings.unowned_names`` of
+    those in all, unless the graph has no file to stand under)."""
 
     def __init__(self, g: RestoreView, files: dict[str, str]) -> None:
         self.g = g
@@ -343,8 +347,6 @@ class MapGroups:
 
 #: The owner of a module's group (no node of its own: the module is its heading).
 MODULE = ""
-#: The most names the map lists under who named them, with no file or module to stand under.
-UNOWNED_NAMES = 20
 
 
 def _fill(line: _NameLine, offered: Iterable[Named], room: int, shown: set[str]) -> list[Named]:
@@ -434,7 +436,7 @@ def _add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, show
     rest_of_them = iter(ordered)
     top = list(islice(rest_of_them, SWEEP_NAMES))  # what the sweep looks at; the fill reads them first anyway
     offered = chain(top, rest_of_them)
-    line = _NameLine(head, block.seen, MapGroups(g, short_names(g.paths)) if s.name_map else None)
+    line = _NameLine(head, block.seen, MapGroups(g, short_names(g.paths)) if s.name_map else None, s.unowned_names)
     # Room for the count line: its length now, plus what showing names could add to it
     # (fewer of each kind never lengthens it; another kind moving into its top three can).
     room = block.room(min(COUNT_RESERVE, len(rest) + COUNT_SLACK))

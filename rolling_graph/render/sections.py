@@ -77,6 +77,11 @@ class RestoreSettings(_Strategy):
     #: write last used it), a file heading its own names, the rest under who named them
     #: (:class:`rolling_graph.render.names.MapGroups`); off, one comma-separated list.
     name_map = True
+    #: The most names the map lists under who named them (``In requests: …``, ``In Claude's
+    #: notes: …``, ``In commands and searches: …``) where the graph has files for names to stand
+    #: under: names no file or module owns are a flat list, the kind of wall the map replaces.
+    #: 0: such names are counted, not listed (a new session's block: see the startup preset).
+    unowned_names = 20
     #: How much a name's length costs it in the name list: names go by ``score / (characters
     #: shown + 2 + 4) ** name_cost`` (:func:`rolling_graph.render.names.shown_length`, plus
     #: :data:`rolling_graph.render.names.NAME_OVERHEAD`).

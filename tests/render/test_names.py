@@ -7,7 +7,6 @@ from __future__ import annotations
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from rolling_graph.render import names as names_mod
 from rolling_graph.render.names import MIN_SEEN_NAME, MODULE, _key, _NameLine
 
 #: (name, group key, owner): a name under a file ("f1", "f2" stand for themselves when the name
@@ -36,16 +35,12 @@ def test_what_the_map_keeps_as_it_fills_is_what_its_lines_say(adds: list[tuple[s
         return placed[nid]
 
     group_of.has_owners = True  # type: ignore[attr-defined]
-    names_mod.UNOWNED_NAMES, unowned_names = 3, names_mod.UNOWNED_NAMES  # (ten words: reached at three)
-    try:
-        fill(adds, placed, group_of)
-    finally:
-        names_mod.UNOWNED_NAMES = unowned_names
+    fill(adds, placed, group_of)
 
 
 def fill(adds: list[tuple[str, tuple[str, str, str | None], int]], placed: dict[str | None, tuple[str, str, str | None]],
          group_of: object) -> None:
-    line = _NameLine("Also touched: ", "", group_of)  # type: ignore[arg-type]
+    line = _NameLine("Also touched: ", "", group_of, unowned=3)  # type: ignore[arg-type]  # (ten words: reached at three)
     for i, (name, group, room) in enumerate(adds):
         nid = group[2] if name == group[1] else f"n{i}"  # a file's own name: the file itself
         placed[nid] = group
@@ -56,7 +51,7 @@ def fill(adds: list[tuple[str, tuple[str, str, str | None], int]], placed: dict[
             unowned = sum(1 for g in line.groups if line.headings[g][1] is None)
             any_owner = any(owner is not None for _, owner in line.headings.values())
             where, _, owner = placed.setdefault(other, OTHERS[other])
-            assert line.full_without_owner(other) == (any_owner and owner is None and bool(where) and unowned >= names_mod.UNOWNED_NAMES)
+            assert line.full_without_owner(other) == (any_owner and owner is None and bool(where) and unowned >= line.unowned)
         added = line.add(name, _key(name), room, nid)
         lines = line.lines()
         assert line.length() == sum(map(len, lines)) + len(lines) - 1

@@ -580,6 +580,28 @@ def test_after_a_compaction_and_in_a_new_session_commands_that_passed_are_not_li
     assert "ruff check billing" in resumed and "mypy billing" in resumed
 
 
+def test_a_new_sessions_map_lists_only_names_a_file_or_module_owns_and_counts_the_rest() -> None:
+    # Names earlier sessions' requests and searches gave with no file to stand under (`git`, a
+    # command, a grep pattern) were a sixth of a startup block's names and a twentieth of what
+    # it recalled: a new session's map is the project's files and what they hold. The session's
+    # own block (resumed, compacted) still lists them under who named them.
+    doc = billing_session()
+    node(doc, "u-req", "integration_test", "symbol", by="user", weight=0.9)
+    node(doc, "u-grep", "baseRefName", "symbol", by="tool", weight=0.9)
+    node(doc, "owned", "compute_total", "symbol", weight=0.9, **{"in": "f-pro"})
+    for budget in (800, 400):
+        start, shown = restore_block(doc, R, "startup", budget_tokens=budget)
+        assert "compute_total" in "\n".join(map_lines(start)), budget
+        assert "integration_test" not in start and "baseRefName" not in start, budget
+        assert not any(line.startswith("In ") for line in map_lines(start)), budget
+        assert {"u-req", "u-grep"}.isdisjoint(shown), budget
+        view = RestoreView(doc, RANK_PRESETS["compact"])
+        assert lines(start)[-2] == rest_line(view, shown, 0), "they are counted"
+    resumed, _ = restore_block(doc, R, "resume", budget_tokens=800)
+    assert "In requests: integration_test" in map_lines(resumed)
+    assert "In commands and searches: baseRefName" in map_lines(resumed)
+
+
 def test_a_command_that_passes_again_says_what_it_got_past_without_cutting_off_its_verdict() -> None:
     # The run's result is "<the last failure> → passed"; a long failure cut at the line's room
     # used to hide the verdict after it ("last run passed: resume.go:406:4: error is not nil …").
