@@ -60,9 +60,12 @@ CORPUS_PINNED: dict[int, dict[str, Any]] = {
     # probe's id for it, not by "Error: Exit code 1", so more failures fire a probe and the
     # first session's graph is folded in other batches (issue 34, seventeenth pass; the
     # entire-cli chain 0.3715 -> 0.3724 at 800, 0.2362 -> 0.2371 at 400).
-    800: {"names": 152, "graph": 0.61, "frequent": 0.68, "recent": 0.40, "best": 0.68, "at_least_best": False,
+    # Raised to what it measures (0.61 -> 0.64 at 800, 97 -> 98 names; 0.29 -> 0.32 at 400, 47 ->
+    # 49): a new session's map lists only names a file or a module owns (issue 34, twentieth
+    # pass; the entire-cli chain 0.3720 -> 0.3777 at 800, 0.2399 -> 0.2394 at 400).
+    800: {"names": 152, "graph": 0.64, "frequent": 0.68, "recent": 0.40, "best": 0.68, "at_least_best": False,
           "request_shown": True, "open_shown": 1, "open_total": 1},
-    400: {"names": 152, "graph": 0.29, "frequent": 0.38, "recent": 0.19, "best": 0.38, "at_least_best": False,
+    400: {"names": 152, "graph": 0.32, "frequent": 0.38, "recent": 0.19, "best": 0.38, "at_least_best": False,
           "request_shown": True, "open_shown": 1, "open_total": 1},
 }
 TOLERANCE = 0.01
