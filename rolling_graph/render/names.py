@@ -432,11 +432,15 @@ def _add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, show
             pool = sorted(pool, key=lambda i: (-score[i], i in held, -g.score[i], i))
     if s.name_cost:
         pool = by_rank_per_character(pool, score, {i: shown_length(g, i, files, s) for i in pool}, s.name_cost)
+    groups = MapGroups(g, short_names(g.paths)) if s.name_map else None
+    if groups is not None and s.unowned_last and groups.has_owners:  # what a file or module owns first, the rest after it
+        owned = [nid for nid in pool if groups(nid)[2] is not None]
+        pool = [*owned, *(nid for nid in pool if groups(nid)[2] is None)] if len(owned) < len(pool) else pool
     ordered: Iterable[Named] = _named(g, pool, files, s)  # lazily: past the first SWEEP_NAMES, most are never named
     rest_of_them = iter(ordered)
     top = list(islice(rest_of_them, SWEEP_NAMES))  # what the sweep looks at; the fill reads them first anyway
     offered = chain(top, rest_of_them)
-    line = _NameLine(head, block.seen, MapGroups(g, short_names(g.paths)) if s.name_map else None, s.unowned_names)
+    line = _NameLine(head, block.seen, groups, s.unowned_names)
     # Room for the count line: its length now, plus what showing names could add to it
     # (fewer of each kind never lengthens it; another kind moving into its top three can).
     room = block.room(min(COUNT_RESERVE, len(rest) + COUNT_SLACK))

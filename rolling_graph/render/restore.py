@@ -92,16 +92,16 @@ PRESETS["compact-lean"] = RestoreSettings(
 #: budget, by rank per character, length counting a little more than rank
 #: (``name_cost=1.25``). As after a compaction: done tasks counted (what the last session
 #: left open is what goes on), the count line's total alone, no passing command as a name,
-#: a file alone in the name list (docs/measurements.md, "startup"). The map lists only names a
-#: file or a module owns: what earlier sessions' requests, Claude's notes and searches named with
-#: no file to stand under (``git``, ``mise run test:ci``, a grep pattern) is counted; over the
-#: entire-cli chain those names were 778 of the 800-token blocks' names and 47 of their hits,
-#: and the room they leave recalls more (startup 0.3720 -> 0.3777 at 800, 0.2399 -> 0.2394 at
-#: 400; docs/measurements.md, "twentieth pass").
+#: a file alone in the name list (docs/measurements.md, "startup"). The map is offered the names
+#: a file or a module owns first: what earlier sessions' requests, Claude's notes and searches
+#: named with no file to stand under (``git``, ``mise run test:ci``, a grep pattern) comes only
+#: in the room those leave. Over the entire-cli chain those names were 778 of the 800-token
+#: blocks' names and 47 of their hits, and the room they leave recalls more (startup 0.3720 ->
+#: 0.3778 at 800, 0.2399 -> 0.2394 at 400; docs/measurements.md, "twentieth pass").
 PRESETS["startup"] = RestoreSettings(
     names_share=0.85, request_share=0.07, tasks_share=0.1, decisions_share=0.12, problems_share=0.05,
     working_share=0.08, request_chars=110, task_chars=50, name_cost=1.25, done_tasks="count", count_kinds=0,
-    command_names=False, file_brings_names=False, unowned_names=0,
+    command_names=False, file_brings_names=False, unowned_last=True,
 )
 #: A small startup block (below :data:`LEAN_BELOW_CHARS`): length counts less than rank
 #: (``name_cost=0.75``), a file brings the names edited in it (outside the map), and the

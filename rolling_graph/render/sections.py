@@ -80,8 +80,12 @@ class RestoreSettings(_Strategy):
     #: The most names the map lists under who named them (``In requests: …``, ``In Claude's
     #: notes: …``, ``In commands and searches: …``) where the graph has files for names to stand
     #: under: names no file or module owns are a flat list, the kind of wall the map replaces.
-    #: 0: such names are counted, not listed (a new session's block: see the startup preset).
+    #: 0: such names are counted, not listed.
     unowned_names = 20
+    #: Offer the map every name a file or a module owns before any name with none (each part in
+    #: rank order): where the owned names fill the room the others are counted, where they do
+    #: not (a project whose sessions edited little) the others still fill it.
+    unowned_last = False
     #: How much a name's length costs it in the name list: names go by ``score / (characters
     #: shown + 2 + 4) ** name_cost`` (:func:`rolling_graph.render.names.shown_length`, plus
     #: :data:`rolling_graph.render.names.NAME_OVERHEAD`).

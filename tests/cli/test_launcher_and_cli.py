@@ -101,7 +101,8 @@ def test_nothing_installed_fails_open_and_starts_the_bootstrap_once(tmp_path: Pa
     proc = subprocess.run([str(plugin / "hooks" / "run"), "session-start"], input="{}", capture_output=True, text=True, env=env, timeout=30)
     assert (proc.returncode, proc.stdout) == (0, "")
     deadline = time.monotonic() + 10
-    while not marker.exists() and time.monotonic() < deadline:
+    # (the shell creates the file before its echo writes the line: wait for the line)
+    while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert marker.read_text().strip() == "started"
 

@@ -580,26 +580,53 @@ def test_after_a_compaction_and_in_a_new_session_commands_that_passed_are_not_li
     assert "ruff check billing" in resumed and "mypy billing" in resumed
 
 
-def test_a_new_sessions_map_lists_only_names_a_file_or_module_owns_and_counts_the_rest() -> None:
+def _with_unowned_names(owned: int) -> dict[str, Any]:
+    """The billing session and, as a resume snapshot pulls them (no event counter: the warm
+    graph's order is their recency), two names no file owns (a request's, a search's) and one a
+    file owns, used last, then ``owned`` more names a file owns."""
+    from datetime import timedelta
+
+    from rolling_graph.core.clock import iso
+
+    doc = billing_session()
+    node(doc, "u-req", "integration_test", "symbol", by="user")
+    node(doc, "u-grep", "baseRefName", "symbol", by="tool")
+    node(doc, "owned", "compute_total", "symbol", **{"in": "f-pro"})
+    for i in range(owned):
+        node(doc, f"owned-{i}", f"helper_function_{i}", "symbol", **{"in": "f-test"})
+    for k, nid in enumerate(["u-req", "u-grep", "owned", *(f"owned-{i}" for i in range(owned))]):
+        doc["nodes"][nid].update({"pulled": True, "origin": "warm", "last_activated": iso(NOW - timedelta(seconds=k))})
+    return doc
+
+
+def test_a_new_sessions_map_gives_its_room_to_what_a_file_or_module_owns_first() -> None:
     # Names earlier sessions' requests and searches gave with no file to stand under (`git`, a
     # command, a grep pattern) were a sixth of a startup block's names and a twentieth of what
-    # it recalled: a new session's map is the project's files and what they hold. The session's
-    # own block (resumed, compacted) still lists them under who named them.
-    doc = billing_session()
-    node(doc, "u-req", "integration_test", "symbol", by="user", weight=0.9)
-    node(doc, "u-grep", "baseRefName", "symbol", by="tool", weight=0.9)
-    node(doc, "owned", "compute_total", "symbol", weight=0.9, **{"in": "f-pro"})
+    # it recalled: a new session's map is first the project's files and what they hold. Where
+    # those fill it, the others are counted; the session's own block (resumed) lists them
+    # under who named them, by rank.
+    doc = _with_unowned_names(owned=400)
     for budget in (800, 400):
         start, shown = restore_block(doc, R, "startup", budget_tokens=budget)
         assert "compute_total" in "\n".join(map_lines(start)), budget
         assert "integration_test" not in start and "baseRefName" not in start, budget
         assert not any(line.startswith("In ") for line in map_lines(start)), budget
-        assert {"u-req", "u-grep"}.isdisjoint(shown), budget
         view = RestoreView(doc, RANK_PRESETS["compact"])
         assert lines(start)[-2] == rest_line(view, shown, 0), "they are counted"
     resumed, _ = restore_block(doc, R, "resume", budget_tokens=800)
     assert "In requests: integration_test" in map_lines(resumed)
     assert "In commands and searches: baseRefName" in map_lines(resumed)
+
+
+def test_a_new_sessions_map_still_lists_names_no_file_owns_in_the_room_the_others_leave() -> None:
+    # A project whose sessions edited little has few names under its files: the room left
+    # goes to the rest, after every owned name.
+    start, _ = restore_block(_with_unowned_names(owned=0), R, "startup", budget_tokens=800)
+    names = map_lines(start)
+    assert "In requests: integration_test" in names and "In commands and searches: baseRefName" in names
+    owned_lines = [i for i, line in enumerate(names) if line.startswith(("* ", "Files: "))]
+    assert owned_lines and max(owned_lines) < names.index("In requests: integration_test")
+    assert "compute_total" in "\n".join(names)
 
 
 def test_a_command_that_passes_again_says_what_it_got_past_without_cutting_off_its_verdict() -> None:
