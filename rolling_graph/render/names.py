@@ -434,8 +434,11 @@ def _add_names(g: RestoreView, block: Block, head: str, s: RestoreSettings, show
         pool = by_rank_per_character(pool, score, {i: shown_length(g, i, files, s) for i in pool}, s.name_cost)
     groups = MapGroups(g, short_names(g.paths)) if s.name_map else None
     if groups is not None and s.unowned_last and groups.has_owners:  # what a file or module owns first, the rest after it
-        owned = [nid for nid in pool if groups(nid)[2] is not None]
-        pool = [*owned, *(nid for nid in pool if groups(nid)[2] is None)] if len(owned) < len(pool) else pool
+        owned: list[str] = []
+        unowned: list[str] = []
+        for nid in pool:
+            (unowned if groups(nid)[2] is None else owned).append(nid)
+        pool = owned + unowned
     ordered: Iterable[Named] = _named(g, pool, files, s)  # lazily: past the first SWEEP_NAMES, most are never named
     rest_of_them = iter(ordered)
     top = list(islice(rest_of_them, SWEEP_NAMES))  # what the sweep looks at; the fill reads them first anyway
