@@ -180,6 +180,13 @@ def _drop_hot(parts: list[tuple[str, str]], drop: str) -> list[tuple[str, str]]:
     return kept if any(not line.startswith(("New in this", "You named:")) and line.strip() for _, line in kept) else []
 
 
+def blocks(session: dict[str, Any]) -> list[foreseen.Injection]:
+    """A captured session's startup and compaction blocks, at their events' places."""
+    position = {ix: k for k, ix in enumerate(session["index"])}
+    return [foreseen.Injection(position[ix], "startup" if src == "startup" else "block", text)
+            for ix, ev, src, text in session["records"] if text and ev == "SessionStart" and ix in position]
+
+
 def replay_notes(data: dict[str, Any], drop_hot: str = "") -> list[Scored]:
     """Every later session's injections, the notes chosen afresh by the current rules."""
     settings = RenderSettings(budget_tokens=data["budget"])
@@ -192,9 +199,7 @@ def replay_notes(data: dict[str, Any], drop_hot: str = "") -> list[Scored]:
         if p >= foreseen.SKIP_FIRST:
             snap = data["snapshots"][p - 1]
             notes = (json.loads(snap).get("notes") or {}) if snap else {}
-            position = {ix: k for k, ix in enumerate(s["index"])}
-            injections = [foreseen.Injection(position[ix], "startup" if src == "startup" else "block", text)
-                          for ix, ev, src, text in s["records"] if text and ev == "SessionStart" and ix in position]
+            injections = blocks(s)
             parts: list[list[tuple[str, str]]] = [[] for _ in injections]
             counters = new_counters()  # the notes read only events, note_chars, notes_told and notes_touched
             for c in calls.get(s["sid"], []):

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from corpus_cli import CORPUS
-from eval_notes_offline import _load, replay_notes
+from eval_notes_offline import _load, blocks, replay_notes
 
 from rolling_graph.evaluation import foreseen
 from rolling_graph.evaluation.corpus import names_in, ranked_lists
@@ -57,7 +57,6 @@ FIGURES = ("sessions", "used", "memory", "startup", "baseline", "vs_baseline", "
 class Session:
     """One later session as the capture holds it, with what the sessions before it knew."""
 
-    sid: str
     used: list[list[str]]  # each event's names (prompt or tool input)
     outputs: list[str]  # each event's tool output, lower-cased
     blocks: list[foreseen.Injection]  # the startup and compaction blocks, as captured
@@ -82,10 +81,7 @@ def sessions(data: dict[str, Any]) -> Iterator[tuple[Session | None, dict[str, A
     for p, s in enumerate(data["sessions"]):
         view = None
         if p >= foreseen.SKIP_FIRST:
-            position = {ix: k for k, ix in enumerate(s["index"])}
-            blocks = [foreseen.Injection(position[ix], "startup" if src == "startup" else "block", text)
-                      for ix, ev, src, text in s["records"] if text and ev == "SessionStart" and ix in position]
-            view = Session(s["sid"], s["used"], s["outputs"], blocks, {n for e in earlier for n in e},
+            view = Session(s["used"], s["outputs"], blocks(s), {n for e in earlier for n in e},
                            ranked_lists(earlier)["frequent"], prompts.get(s["sid"], []))
         yield view, s | {"prompts": prompts.get(s["sid"], [])}
         earlier.extend(tuple(e) for e in s["used"])
